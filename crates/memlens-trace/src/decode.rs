@@ -1,0 +1,274 @@
+//! The record decoder: the mirror of `encode.rs`, over one chunk payload.
+//!
+//! It never panics: malformed bytes end the chunk with a [`DecodeError`]
+//! that names the byte offset inside the payload, and every record decoded
+//! before it is kept by the caller.
+
+use crate::chunk::ChunkHeader;
+use crate::format::tag;
+use crate::record::{AllocFn, ClockSource, Event, Meta, Module, ProcessInfo, Segment, TimeNs};
+use crate::varint::Cursor;
+
+/// One decoded record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Record {
+    /// An allocation event (event chunks).
+    Event(Event),
+    /// A process-stream record.
+    Meta(Meta),
+    /// A sized record this decoder does not interpret (newer writer, or a
+    /// record kind decoded by another module such as references).
+    Other {
+        /// Its tag.
+        tag: u8,
+        /// Its body.
+        body: Vec<u8>,
+    },
+}
+
+/// Why a payload stopped decoding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodeError {
+    /// Offset inside the decompressed payload where the bad record starts.
+    pub offset: usize,
+    /// What was wrong.
+    pub reason: String,
+}
+
+/// Decodes the records of one chunk payload, in order.
+#[derive(Debug)]
+pub struct RecordDecoder<'a> {
+    cur: Cursor<'a>,
+    stream: u32,
+    prev_t: TimeNs,
+    prev_addr: u64,
+    failed: bool,
+}
+
+impl<'a> RecordDecoder<'a> {
+    /// Starts decoding `payload`, the decompressed bytes of the chunk `header`.
+    pub fn new(header: &ChunkHeader, payload: &'a [u8]) -> Self {
+        RecordDecoder {
+            cur: Cursor::new(payload),
+            stream: header.stream,
+            prev_t: header.t_first,
+            prev_addr: 0,
+            failed: false,
+        }
+    }
+
+    fn addr(&mut self, aligned: bool) -> Option<u64> {
+        let delta = self.cur.i64()?;
+        let addr = if aligned {
+            (((self.prev_addr >> 4) as i64).wrapping_add(delta) as u64) << 4
+        } else {
+            (self.prev_addr as i64).wrapping_add(delta) as u64
+        };
+        self.prev_addr = addr;
+        Some(addr)
+    }
+
+    fn time(&mut self) -> Option<TimeNs> {
+        let t = self.prev_t.checked_add(self.cur.u64()?)?;
+        self.prev_t = t;
+        Some(t)
+    }
+
+    fn compact(&mut self, record_tag: u8) -> Option<Event> {
+        let tid = self.stream;
+        match record_tag {
+            tag::FREE | tag::FREE_UNALIGNED => {
+                let t = self.time()?;
+                let addr = self.addr(record_tag == tag::FREE)?;
+                Some(Event::Free { t, tid, addr })
+            }
+            tag::REALLOC | tag::REALLOC_UNALIGNED => {
+                let aligned = record_tag == tag::REALLOC;
+                let t = self.time()?;
+                let old_addr = self.addr(aligned)?;
+                let new_addr = self.addr(aligned)?;
+                let size = self.cur.u64()?;
+                let stack = self.cur.u32()?;
+                Some(Event::Realloc {
+                    t,
+                    tid,
+                    old_addr,
+                    new_addr,
+                    size,
+                    stack,
+                })
+            }
+            tag::ALLOC..tag::ALLOC_END => {
+                let code = record_tag - tag::ALLOC;
+                let func = AllocFn::from_code(code / 2)?;
+                let t = self.time()?;
+                let addr = self.addr(code & 1 == 0)?;
+                let size = self.cur.u64()?;
+                let stack = self.cur.u32()?;
+                Some(Event::Alloc {
+                    t,
+                    tid,
+                    addr,
+                    size,
+                    stack,
+                    func,
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+fn meta(record_tag: u8, body: &[u8]) -> Option<Option<Meta>> {
+    let mut c = Cursor::new(body);
+    let m = match record_tag {
+        tag::PROCESS => {
+            let pid = c.u32()?;
+            let ppid = c.u32()?;
+            let exe = c.string()?;
+            let n = c.u64()?;
+            let mut cmdline = Vec::new();
+            for _ in 0..n {
+                cmdline.push(c.string()?);
+            }
+            let start_unix_ns = c.u64()?;
+            let clock = if c.u8()? == 1 {
+                ClockSource::Tsc
+            } else {
+                ClockSource::Monotonic
+            };
+            let unwinder = c.string()?;
+            let recorder = c.string()?;
+            Meta::Process(ProcessInfo {
+                pid,
+                ppid,
+                exe,
+                cmdline,
+                start_unix_ns,
+                clock,
+                unwinder,
+                recorder,
+            })
+        }
+        tag::MODULE_LOAD => {
+            let t = c.u64()?;
+            let path = c.string()?;
+            let load_bias = c.u64()?;
+            let n = c.u64()?;
+            let mut segments = Vec::new();
+            for _ in 0..n {
+                segments.push(Segment {
+                    vaddr: c.u64()?,
+                    memsz: c.u64()?,
+                    file_offset: c.u64()?,
+                    flags: c.u32()?,
+                });
+            }
+            let id_len = usize::try_from(c.u64()?).ok()?;
+            let build_id = c.bytes(id_len)?.to_vec();
+            Meta::ModuleLoad {
+                t,
+                module: Module {
+                    path,
+                    load_bias,
+                    segments,
+                    build_id,
+                },
+            }
+        }
+        tag::MODULE_UNLOAD => Meta::ModuleUnload {
+            t: c.u64()?,
+            load_bias: c.u64()?,
+            path: c.string()?,
+        },
+        tag::THREAD_NAME => Meta::ThreadName {
+            t: c.u64()?,
+            tid: c.u32()?,
+            name: c.string()?,
+        },
+        tag::THREAD_END => Meta::ThreadEnd {
+            t: c.u64()?,
+            tid: c.u32()?,
+        },
+        tag::STACK_NODE => {
+            let id = c.u32()?;
+            let back = c.u32()?;
+            let parent = id.checked_sub(back)?;
+            if parent >= id {
+                return None; // parents precede children
+            }
+            Meta::StackNode {
+                id,
+                parent,
+                ip: c.u64()?,
+            }
+        }
+        tag::MARK => Meta::Mark {
+            t: c.u64()?,
+            tid: c.u32()?,
+            name: c.string()?,
+        },
+        tag::WARNING => Meta::Warning {
+            t: c.u64()?,
+            message: c.string()?,
+        },
+        tag::CLOCK => Meta::Clock {
+            t: c.u64()?,
+            raw: c.u64()?,
+        },
+        tag::END => Meta::End {
+            t: c.u64()?,
+            how: c.string()?,
+        },
+        _ => return Some(None),
+    };
+    Some(Some(m))
+}
+
+impl Iterator for RecordDecoder<'_> {
+    type Item = Result<Record, DecodeError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed || self.cur.is_empty() {
+            return None;
+        }
+        let start = self.cur.position();
+        let fail = |reason: &str| DecodeError {
+            offset: start,
+            reason: reason.to_string(),
+        };
+        let Some(record_tag) = self.cur.u8() else {
+            self.failed = true;
+            return Some(Err(fail("truncated record")));
+        };
+        let result = if record_tag >= tag::SIZED {
+            let body = self
+                .cur
+                .u64()
+                .and_then(|n| usize::try_from(n).ok())
+                .and_then(|n| self.cur.bytes(n));
+            match body {
+                None => Err(fail("sized record runs past the end of its chunk")),
+                Some(body) => match meta(record_tag, body) {
+                    Some(Some(m)) => Ok(Record::Meta(m)),
+                    Some(None) => Ok(Record::Other {
+                        tag: record_tag,
+                        body: body.to_vec(),
+                    }),
+                    None => Err(fail(&format!("malformed record with tag {record_tag:#04x}"))),
+                },
+            }
+        } else {
+            match self.compact(record_tag) {
+                Some(e) => Ok(Record::Event(e)),
+                None => Err(fail(&format!(
+                    "unknown or malformed event record with tag {record_tag:#04x}"
+                ))),
+            }
+        };
+        if result.is_err() {
+            self.failed = true;
+        }
+        Some(result)
+    }
+}

@@ -1,0 +1,128 @@
+//! `memlens dump`: every record of a trace as one line of text, in file order.
+//!
+//! Chunk boundaries appear as `# chunk …` comment lines so a damaged file can
+//! be inspected chunk by chunk; damage appears as `# damage …` lines where it
+//! was found.
+
+use std::io::{self, Write};
+
+use crate::decode::{Record, RecordDecoder};
+use crate::reader::TraceFile;
+use crate::record::{Event, Meta};
+
+/// Formats one record as a single line (without the newline).
+pub fn format_record(record: &Record) -> String {
+    match record {
+        Record::Event(Event::Alloc {
+            t,
+            tid,
+            addr,
+            size,
+            stack,
+            func,
+        }) => format!(
+            "{t} alloc tid={tid} addr={addr:#x} size={size} stack={stack} fn={}",
+            func.name()
+        ),
+        Record::Event(Event::Free { t, tid, addr }) => {
+            format!("{t} free tid={tid} addr={addr:#x}")
+        }
+        Record::Event(Event::Realloc {
+            t,
+            tid,
+            old_addr,
+            new_addr,
+            size,
+            stack,
+        }) => format!(
+            "{t} realloc tid={tid} old={old_addr:#x} new={new_addr:#x} size={size} stack={stack}"
+        ),
+        Record::Meta(m) => match m {
+            Meta::Process(p) => format!(
+                "process pid={} ppid={} exe={:?} cmdline={:?} start_unix_ns={} clock={:?} unwind={} recorder={}",
+                p.pid, p.ppid, p.exe, p.cmdline, p.start_unix_ns, p.clock, p.unwinder, p.recorder
+            ),
+            Meta::ModuleLoad { t, module } => {
+                let segs: Vec<String> = module
+                    .segments
+                    .iter()
+                    .map(|s| {
+                        format!(
+                            "{:#x}+{:#x}@{:#x}/{}",
+                            s.vaddr, s.memsz, s.file_offset, s.flags
+                        )
+                    })
+                    .collect();
+                let id: String = module.build_id.iter().map(|b| format!("{b:02x}")).collect();
+                format!(
+                    "{t} module-load path={:?} bias={:#x} build_id={} segments=[{}]",
+                    module.path,
+                    module.load_bias,
+                    if id.is_empty() { "-" } else { &id },
+                    segs.join(" ")
+                )
+            }
+            Meta::ModuleUnload { t, load_bias, path } => {
+                format!("{t} module-unload path={path:?} bias={load_bias:#x}")
+            }
+            Meta::ThreadName { t, tid, name } => format!("{t} thread tid={tid} name={name:?}"),
+            Meta::ThreadEnd { t, tid } => format!("{t} thread-end tid={tid}"),
+            Meta::StackNode { id, parent, ip } => {
+                format!("stack id={id} parent={parent} ip={ip:#x}")
+            }
+            Meta::Mark { t, tid, name } => format!("{t} mark tid={tid} name={name:?}"),
+            Meta::Warning { t, message } => format!("{t} warning {message:?}"),
+            Meta::Clock { t, raw } => format!("{t} clock raw={raw}"),
+            Meta::End { t, how } => format!("{t} end how={how}"),
+        },
+        Record::Other { tag, body } => format!("record tag={tag:#04x} len={}", body.len()),
+    }
+}
+
+/// Writes every record of `trace` to `out`; returns the number of records
+/// and the number of damaged places met.
+pub fn dump(trace: &TraceFile, out: &mut dyn Write) -> io::Result<(u64, usize)> {
+    let mut records = 0u64;
+    let mut damaged = 0usize;
+    let mut scratch = Vec::new();
+    let mut payload = Vec::new();
+    let mut index_damage = trace.index_damage().iter().peekable();
+    for chunk in trace.chunks() {
+        while let Some(d) = index_damage.next_if(|d| d.offset < chunk.offset) {
+            writeln!(out, "# damage at {d}; skipped {} bytes", d.skipped)?;
+            damaged += 1;
+        }
+        let h = &chunk.header;
+        writeln!(
+            out,
+            "# chunk offset={} kind={:?} stream={} records={} stored={} raw={} codec={:?} t={}..{}",
+            chunk.offset, h.kind, h.stream, h.records, h.stored_len, h.raw_len, h.codec, h.t_first, h.t_last
+        )?;
+        if let Err(d) = trace.read_payload(chunk, &mut scratch, &mut payload) {
+            writeln!(out, "# damage at {d}")?;
+            damaged += 1;
+            continue;
+        }
+        for record in RecordDecoder::new(h, &payload) {
+            match record {
+                Ok(r) => {
+                    writeln!(out, "{}", format_record(&r))?;
+                    records += 1;
+                }
+                Err(e) => {
+                    writeln!(
+                        out,
+                        "# damage in chunk at byte offset {}: {} at payload offset {}",
+                        chunk.offset, e.reason, e.offset
+                    )?;
+                    damaged += 1;
+                }
+            }
+        }
+    }
+    for d in index_damage {
+        writeln!(out, "# damage at {d}; skipped {} bytes", d.skipped)?;
+        damaged += 1;
+    }
+    Ok((records, damaged))
+}

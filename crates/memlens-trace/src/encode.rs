@@ -1,0 +1,280 @@
+//! The record encoder: turns [`Event`]s and [`Meta`] records into the compact
+//! byte layout of one chunk payload, keeping the per-chunk delta state.
+//!
+//! Delta state (previous time, previous address) starts fresh in every chunk,
+//! so each chunk decodes on its own. Event times within a chunk never go
+//! backwards: the encoder clamps a time that would (which can only happen
+//! when a clock is recalibrated) to the previous one.
+
+use crate::chunk::frame_chunk;
+use crate::format::{ChunkKind, Codec, tag};
+use crate::record::{Event, Meta, TimeNs};
+use crate::varint::{put_i64, put_str, put_u64};
+
+/// Builds one chunk's payload, record by record.
+#[derive(Debug)]
+pub struct ChunkBuilder {
+    kind: ChunkKind,
+    stream: u32,
+    raw: Vec<u8>,
+    records: u32,
+    t_first: Option<TimeNs>,
+    t_last: TimeNs,
+    prev_t: TimeNs,
+    prev_addr: u64,
+}
+
+impl ChunkBuilder {
+    /// Starts an empty chunk of `kind` for `stream` (the tid for event chunks).
+    pub fn new(kind: ChunkKind, stream: u32) -> Self {
+        ChunkBuilder {
+            kind,
+            stream,
+            raw: Vec::with_capacity(64 << 10),
+            records: 0,
+            t_first: None,
+            t_last: 0,
+            prev_t: 0,
+            prev_addr: 0,
+        }
+    }
+
+    /// Bytes of payload so far (before compression).
+    pub fn len(&self) -> usize {
+        self.raw.len()
+    }
+
+    /// True when no record has been added since the last [`ChunkBuilder::finish`].
+    pub fn is_empty(&self) -> bool {
+        self.records == 0
+    }
+
+    /// The stream this builder writes.
+    pub fn stream(&self) -> u32 {
+        self.stream
+    }
+
+    fn time(&mut self, t: TimeNs) -> TimeNs {
+        let first = *self.t_first.get_or_insert(t);
+        let t = t.max(self.t_last).max(first);
+        self.t_last = t;
+        t
+    }
+
+    fn delta_time(&mut self, t: TimeNs) -> u64 {
+        let t = self.time(t);
+        if self.records == 0 {
+            self.prev_t = self.t_first.unwrap_or(t);
+        }
+        let dt = t - self.prev_t;
+        self.prev_t = t;
+        dt
+    }
+
+    fn put_addr(&mut self, addr: u64, aligned: bool) {
+        let delta = if aligned {
+            ((addr >> 4) as i64).wrapping_sub((self.prev_addr >> 4) as i64)
+        } else {
+            (addr as i64).wrapping_sub(self.prev_addr as i64)
+        };
+        put_i64(&mut self.raw, delta);
+        self.prev_addr = addr;
+    }
+
+    /// Appends an allocation event. The event's `tid` must be this stream's.
+    pub fn event(&mut self, event: &Event) {
+        debug_assert_eq!(self.kind, ChunkKind::Events);
+        match *event {
+            Event::Alloc {
+                t,
+                addr,
+                size,
+                stack,
+                func,
+                ..
+            } => {
+                let aligned = addr & 15 == 0;
+                self.raw
+                    .push(tag::ALLOC + 2 * func as u8 + u8::from(!aligned));
+                let dt = self.delta_time(t);
+                put_u64(&mut self.raw, dt);
+                self.put_addr(addr, aligned);
+                put_u64(&mut self.raw, size);
+                put_u64(&mut self.raw, u64::from(stack));
+            }
+            Event::Free { t, addr, .. } => {
+                let aligned = addr & 15 == 0;
+                self.raw
+                    .push(if aligned { tag::FREE } else { tag::FREE_UNALIGNED });
+                let dt = self.delta_time(t);
+                put_u64(&mut self.raw, dt);
+                self.put_addr(addr, aligned);
+            }
+            Event::Realloc {
+                t,
+                old_addr,
+                new_addr,
+                size,
+                stack,
+                ..
+            } => {
+                let aligned = (old_addr | new_addr) & 15 == 0;
+                self.raw.push(if aligned {
+                    tag::REALLOC
+                } else {
+                    tag::REALLOC_UNALIGNED
+                });
+                let dt = self.delta_time(t);
+                put_u64(&mut self.raw, dt);
+                self.put_addr(old_addr, aligned);
+                self.put_addr(new_addr, aligned);
+                put_u64(&mut self.raw, size);
+                put_u64(&mut self.raw, u64::from(stack));
+            }
+        }
+        self.records += 1;
+    }
+
+    /// Appends a process-stream record.
+    pub fn meta(&mut self, meta: &Meta) {
+        let mut body = Vec::with_capacity(32);
+        let record_tag = match meta {
+            Meta::Process(p) => {
+                put_u64(&mut body, u64::from(p.pid));
+                put_u64(&mut body, u64::from(p.ppid));
+                put_str(&mut body, &p.exe);
+                put_u64(&mut body, p.cmdline.len() as u64);
+                for arg in &p.cmdline {
+                    put_str(&mut body, arg);
+                }
+                put_u64(&mut body, p.start_unix_ns);
+                body.push(p.clock as u8);
+                put_str(&mut body, &p.unwinder);
+                put_str(&mut body, &p.recorder);
+                tag::PROCESS
+            }
+            Meta::ModuleLoad { t, module } => {
+                self.time(*t);
+                put_u64(&mut body, *t);
+                put_str(&mut body, &module.path);
+                put_u64(&mut body, module.load_bias);
+                put_u64(&mut body, module.segments.len() as u64);
+                for s in &module.segments {
+                    put_u64(&mut body, s.vaddr);
+                    put_u64(&mut body, s.memsz);
+                    put_u64(&mut body, s.file_offset);
+                    put_u64(&mut body, u64::from(s.flags));
+                }
+                put_u64(&mut body, module.build_id.len() as u64);
+                body.extend_from_slice(&module.build_id);
+                tag::MODULE_LOAD
+            }
+            Meta::ModuleUnload { t, load_bias, path } => {
+                self.time(*t);
+                put_u64(&mut body, *t);
+                put_u64(&mut body, *load_bias);
+                put_str(&mut body, path);
+                tag::MODULE_UNLOAD
+            }
+            Meta::ThreadName { t, tid, name } => {
+                self.time(*t);
+                put_u64(&mut body, *t);
+                put_u64(&mut body, u64::from(*tid));
+                put_str(&mut body, name);
+                tag::THREAD_NAME
+            }
+            Meta::ThreadEnd { t, tid } => {
+                self.time(*t);
+                put_u64(&mut body, *t);
+                put_u64(&mut body, u64::from(*tid));
+                tag::THREAD_END
+            }
+            Meta::StackNode { id, parent, ip } => {
+                put_u64(&mut body, u64::from(*id));
+                put_u64(&mut body, u64::from(id.wrapping_sub(*parent)));
+                put_u64(&mut body, *ip);
+                tag::STACK_NODE
+            }
+            Meta::Mark { t, tid, name } => {
+                self.time(*t);
+                put_u64(&mut body, *t);
+                put_u64(&mut body, u64::from(*tid));
+                put_str(&mut body, name);
+                tag::MARK
+            }
+            Meta::Warning { t, message } => {
+                self.time(*t);
+                put_u64(&mut body, *t);
+                put_str(&mut body, message);
+                tag::WARNING
+            }
+            Meta::Clock { t, raw } => {
+                self.time(*t);
+                put_u64(&mut body, *t);
+                put_u64(&mut body, *raw);
+                tag::CLOCK
+            }
+            Meta::End { t, how } => {
+                self.time(*t);
+                put_u64(&mut body, *t);
+                put_str(&mut body, how);
+                tag::END
+            }
+        };
+        self.sized(record_tag, &body);
+    }
+
+    /// Appends a sized record with an arbitrary tag and body (for record kinds
+    /// defined outside this file, such as reference chunks).
+    pub fn sized(&mut self, record_tag: u8, body: &[u8]) {
+        debug_assert!(record_tag >= tag::SIZED);
+        self.raw.push(record_tag);
+        put_u64(&mut self.raw, body.len() as u64);
+        self.raw.extend_from_slice(body);
+        self.records += 1;
+    }
+
+    /// Appends raw compact-record bytes built elsewhere and counts them as
+    /// `records` records at times `t_first..=t_last`.
+    pub fn raw_records(&mut self, bytes: &[u8], records: u32, t_first: TimeNs, t_last: TimeNs) {
+        self.time(t_first);
+        self.time(t_last);
+        self.raw.extend_from_slice(bytes);
+        self.records += records;
+    }
+
+    /// Frames the chunk into `out` (compressed with `compressor` when given)
+    /// and resets the builder for the next chunk of the same stream.
+    pub fn finish(
+        &mut self,
+        out: &mut Vec<u8>,
+        compressor: Option<&mut zstd::bulk::Compressor<'static>>,
+    ) {
+        if self.records == 0 {
+            return;
+        }
+        let codec = if compressor.is_some() {
+            Codec::Zstd
+        } else {
+            Codec::None
+        };
+        let t_first = self.t_first.unwrap_or(0);
+        frame_chunk(
+            out,
+            self.kind,
+            self.stream,
+            self.records,
+            t_first,
+            self.t_last,
+            &self.raw,
+            codec,
+            compressor,
+        );
+        self.raw.clear();
+        self.records = 0;
+        self.t_first = None;
+        self.t_last = 0;
+        self.prev_t = 0;
+        self.prev_addr = 0;
+    }
+}

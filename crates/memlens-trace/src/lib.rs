@@ -1,0 +1,44 @@
+//! The memlens trace format: records, chunk framing, a writer and a
+//! streaming reader.
+//!
+//! A trace is a file header followed by self-framed, checksummed,
+//! independently compressed chunks (see `docs/trace-format.md` for every
+//! byte). Chunks belong to streams: the process stream carries metadata
+//! (process, modules, threads, interned stacks, marks) and each thread has an
+//! event stream (allocations, frees, reallocations) with delta/varint
+//! records. A crash loses at most the chunks not yet written; the reader
+//! reports the exact byte offset of any damage and keeps every complete chunk.
+//!
+//! Map of the crate:
+//! - [`format`]: magic, versions, kinds, tags;
+//! - [`record`]: the plain record types;
+//! - [`varint`]: the integer encoding;
+//! - [`chunk`], [`header`]: framing;
+//! - [`encode`], [`decode`]: record bytes, mirrors of each other;
+//! - [`writer`]: the sink for whole files;
+//! - [`reader`], [`metadata`], [`merge`]: the source side;
+//! - [`dump`]: one line per record.
+#![deny(missing_docs)]
+
+pub mod chunk;
+pub mod decode;
+pub mod dump;
+pub mod encode;
+pub mod format;
+pub mod header;
+pub mod merge;
+pub mod metadata;
+pub mod reader;
+pub mod record;
+pub mod varint;
+pub mod writer;
+
+pub use decode::{Record, RecordDecoder};
+pub use encode::ChunkBuilder;
+pub use merge::EventStream;
+pub use metadata::{LoadedModule, Mark, Metadata, StackTable, ThreadInfo};
+pub use reader::{ChunkInfo, Damage, OpenError, TraceFile};
+pub use record::{
+    AllocFn, ClockSource, Event, Meta, Module, ProcessInfo, Segment, StackId, TimeNs,
+};
+pub use writer::TraceWriter;

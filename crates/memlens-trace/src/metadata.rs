@@ -1,0 +1,208 @@
+//! [`Metadata`]: everything in the process stream, loaded up front.
+//!
+//! Metadata is small next to the events (modules, threads, marks, and the
+//! interned stacks, whose size is bounded by the number of *unique* stacks),
+//! so analyses load it whole and then stream the events.
+
+use std::collections::HashMap;
+
+use crate::decode::{Record, RecordDecoder};
+use crate::format::ChunkKind;
+use crate::reader::{Damage, TraceFile};
+use crate::record::{Meta, Module, ProcessInfo, StackId, TimeNs};
+
+/// The interned call stacks as a prefix tree, in columns.
+///
+/// Invariant: index 0 is the root (no frame); `parent[i] < i` for every other
+/// node, so walking parents always terminates.
+#[derive(Debug, Clone, Default)]
+pub struct StackTable {
+    parent: Vec<StackId>,
+    ip: Vec<u64>,
+}
+
+impl StackTable {
+    /// An empty table holding only the root.
+    pub fn new() -> Self {
+        StackTable {
+            parent: vec![0],
+            ip: vec![0],
+        }
+    }
+
+    /// Adds node `id`; out-of-order or inconsistent nodes are ignored and
+    /// reported as `false`.
+    pub fn insert(&mut self, id: StackId, parent: StackId, ip: u64) -> bool {
+        let idx = id as usize;
+        if id == 0 || parent >= id {
+            return false;
+        }
+        if idx >= self.parent.len() {
+            self.parent.resize(idx + 1, 0);
+            self.ip.resize(idx + 1, 0);
+        }
+        self.parent[idx] = parent;
+        self.ip[idx] = ip;
+        true
+    }
+
+    /// Number of nodes including the root.
+    pub fn len(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// True when only the root exists.
+    pub fn is_empty(&self) -> bool {
+        self.parent.len() <= 1
+    }
+
+    /// The parent of `id` (the root is its own parent).
+    pub fn parent(&self, id: StackId) -> StackId {
+        self.parent.get(id as usize).copied().unwrap_or(0)
+    }
+
+    /// The frame address of node `id` (0 for the root or unknown ids).
+    pub fn ip(&self, id: StackId) -> u64 {
+        self.ip.get(id as usize).copied().unwrap_or(0)
+    }
+
+    /// The return addresses of stack `id`, innermost (the allocation's
+    /// caller) first.
+    pub fn frames(&self, mut id: StackId) -> Vec<u64> {
+        let mut out = Vec::new();
+        while id != 0 && (id as usize) < self.parent.len() {
+            out.push(self.ip[id as usize]);
+            id = self.parent[id as usize];
+        }
+        out
+    }
+}
+
+/// A mark: a named point in time.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mark {
+    /// When.
+    pub t: TimeNs,
+    /// Who placed it (0 for periodic marks).
+    pub tid: u32,
+    /// Its name.
+    pub name: String,
+}
+
+/// A thread seen in the trace.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ThreadInfo {
+    /// Its last known name.
+    pub name: String,
+    /// When it ended, when that was recorded.
+    pub ended: Option<TimeNs>,
+}
+
+/// A module load with its time window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadedModule {
+    /// When it was loaded (0 = present at start).
+    pub loaded: TimeNs,
+    /// When it was unloaded, if it was.
+    pub unloaded: Option<TimeNs>,
+    /// The module.
+    pub module: Module,
+}
+
+/// The whole process stream.
+#[derive(Debug, Clone, Default)]
+pub struct Metadata {
+    /// Process information (absent only in a badly damaged file).
+    pub process: Option<ProcessInfo>,
+    /// Every module ever loaded.
+    pub modules: Vec<LoadedModule>,
+    /// Threads by tid.
+    pub threads: HashMap<u32, ThreadInfo>,
+    /// The interned stacks.
+    pub stacks: StackTable,
+    /// Marks in time order.
+    pub marks: Vec<Mark>,
+    /// Warnings from the recorder.
+    pub warnings: Vec<(TimeNs, String)>,
+    /// How the process ended, if it ended cleanly.
+    pub end: Option<(TimeNs, String)>,
+    /// Time of the last record of any chunk (the run's recorded duration).
+    pub last_time: TimeNs,
+    /// Number of event records, from the chunk headers.
+    pub event_records: u64,
+}
+
+impl Metadata {
+    /// Decodes every process chunk of `trace`; damage is appended to `damage`.
+    pub fn load(trace: &TraceFile, damage: &mut Vec<Damage>) -> Metadata {
+        let mut md = Metadata {
+            stacks: StackTable::new(),
+            ..Metadata::default()
+        };
+        let mut scratch = Vec::new();
+        let mut payload = Vec::new();
+        for chunk in trace.chunks() {
+            md.last_time = md.last_time.max(chunk.header.t_last);
+            if chunk.header.kind == ChunkKind::Events {
+                md.event_records += u64::from(chunk.header.records);
+                md.threads.entry(chunk.header.stream).or_default();
+                continue;
+            }
+            if chunk.header.kind != ChunkKind::Process {
+                continue;
+            }
+            if let Err(d) = trace.read_payload(chunk, &mut scratch, &mut payload) {
+                damage.push(d);
+                continue;
+            }
+            for record in RecordDecoder::new(&chunk.header, &payload) {
+                match record {
+                    Ok(Record::Meta(m)) => md.apply(m),
+                    Ok(_) => {}
+                    Err(e) => damage.push(Damage {
+                        offset: chunk.offset,
+                        reason: format!(
+                            "{} at payload offset {} of the chunk",
+                            e.reason, e.offset
+                        ),
+                        skipped: 0,
+                    }),
+                }
+            }
+        }
+        md.marks.sort_by_key(|m| m.t);
+        md
+    }
+
+    fn apply(&mut self, m: Meta) {
+        match m {
+            Meta::Process(p) => self.process = Some(p),
+            Meta::ModuleLoad { t, module } => self.modules.push(LoadedModule {
+                loaded: t,
+                unloaded: None,
+                module,
+            }),
+            Meta::ModuleUnload { t, load_bias, path } => {
+                if let Some(m) = self.modules.iter_mut().rev().find(|m| {
+                    m.unloaded.is_none() && m.module.load_bias == load_bias && m.module.path == path
+                }) {
+                    m.unloaded = Some(t);
+                }
+            }
+            Meta::ThreadName { tid, name, .. } => self.threads.entry(tid).or_default().name = name,
+            Meta::ThreadEnd { t, tid } => self.threads.entry(tid).or_default().ended = Some(t),
+            Meta::StackNode { id, parent, ip } => {
+                self.stacks.insert(id, parent, ip);
+            }
+            Meta::Mark { t, tid, name } => self.marks.push(Mark { t, tid, name }),
+            Meta::Warning { t, message } => self.warnings.push((t, message)),
+            Meta::Clock { .. } => {}
+            Meta::End { t, how } => self.end = Some((t, how)),
+        }
+    }
+
+    /// The name of thread `tid`, or an empty string.
+    pub fn thread_name(&self, tid: u32) -> &str {
+        self.threads.get(&tid).map(|t| t.name.as_str()).unwrap_or("")
+    }
+}

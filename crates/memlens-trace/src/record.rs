@@ -1,0 +1,269 @@
+//! The records a trace holds, as plain Rust values.
+//!
+//! A trace is a sequence of *streams*: the process stream (metadata: process
+//! information, modules, threads, interned stacks, marks, warnings) and one
+//! event stream per thread (allocations, frees, reallocations). These types are
+//! what the writer takes and the reader returns; their byte layout lives in
+//! `encode.rs`/`decode.rs` and is specified in `docs/trace-format.md`.
+
+/// Nanoseconds since the recorded process started (its first recorded clock reading).
+pub type TimeNs = u64;
+
+/// A stack id: a node of the interned call-stack prefix tree.
+///
+/// Invariant: `0` is the root (the empty stack); every other node's parent was
+/// defined before it in the process stream, so parents have smaller ids.
+pub type StackId = u32;
+
+/// The allocation function a block came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum AllocFn {
+    /// `malloc`
+    Malloc = 0,
+    /// `calloc`
+    Calloc = 1,
+    /// `posix_memalign`
+    PosixMemalign = 2,
+    /// `aligned_alloc`
+    AlignedAlloc = 3,
+    /// `memalign`
+    Memalign = 4,
+    /// `valloc`
+    Valloc = 5,
+    /// `pvalloc`
+    Pvalloc = 6,
+}
+
+impl AllocFn {
+    /// Every allocation function, in tag order.
+    pub const ALL: [AllocFn; 7] = [
+        AllocFn::Malloc,
+        AllocFn::Calloc,
+        AllocFn::PosixMemalign,
+        AllocFn::AlignedAlloc,
+        AllocFn::Memalign,
+        AllocFn::Valloc,
+        AllocFn::Pvalloc,
+    ];
+
+    /// Converts the numeric code back; `None` for codes this version does not know.
+    pub fn from_code(code: u8) -> Option<AllocFn> {
+        Self::ALL.get(usize::from(code)).copied()
+    }
+
+    /// The C function name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AllocFn::Malloc => "malloc",
+            AllocFn::Calloc => "calloc",
+            AllocFn::PosixMemalign => "posix_memalign",
+            AllocFn::AlignedAlloc => "aligned_alloc",
+            AllocFn::Memalign => "memalign",
+            AllocFn::Valloc => "valloc",
+            AllocFn::Pvalloc => "pvalloc",
+        }
+    }
+}
+
+/// One allocation-side event of one thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// A block was allocated. `t` is taken after the allocator returned.
+    Alloc {
+        /// When.
+        t: TimeNs,
+        /// Thread id (the kernel's tid).
+        tid: u32,
+        /// The block's address.
+        addr: u64,
+        /// Requested size in bytes (for calloc, `n * size`).
+        size: u64,
+        /// The allocating call stack.
+        stack: StackId,
+        /// Which function allocated it.
+        func: AllocFn,
+    },
+    /// A block was freed. `t` is taken before the allocator was called, so a
+    /// later allocation that reuses the address always has a later time.
+    Free {
+        /// When.
+        t: TimeNs,
+        /// Thread id.
+        tid: u32,
+        /// The freed address (never null: `free(NULL)` is not recorded).
+        addr: u64,
+    },
+    /// `realloc`/`reallocarray` moved or resized a block; the block keeps its
+    /// identity. `realloc(NULL, n)` is recorded as an [`Event::Alloc`] and
+    /// `realloc(p, 0)` that frees as an [`Event::Free`].
+    Realloc {
+        /// When (after the allocator returned).
+        t: TimeNs,
+        /// Thread id.
+        tid: u32,
+        /// The old address.
+        old_addr: u64,
+        /// The new address (may equal the old one).
+        new_addr: u64,
+        /// The new requested size.
+        size: u64,
+        /// The call stack of the realloc.
+        stack: StackId,
+    },
+}
+
+impl Event {
+    /// The event's time.
+    pub fn time(&self) -> TimeNs {
+        match *self {
+            Event::Alloc { t, .. } | Event::Free { t, .. } | Event::Realloc { t, .. } => t,
+        }
+    }
+
+    /// The thread that caused the event.
+    pub fn tid(&self) -> u32 {
+        match *self {
+            Event::Alloc { tid, .. } | Event::Free { tid, .. } | Event::Realloc { tid, .. } => tid,
+        }
+    }
+}
+
+/// A loaded segment of a module (a `PT_LOAD` program header).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Segment {
+    /// `p_vaddr`: the segment's address before relocation.
+    pub vaddr: u64,
+    /// `p_memsz`.
+    pub memsz: u64,
+    /// `p_offset`: where the segment starts in the file.
+    pub file_offset: u64,
+    /// `p_flags` (`PF_X` = 1, `PF_W` = 2, `PF_R` = 4).
+    pub flags: u32,
+}
+
+/// A shared object or executable mapped into the process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Module {
+    /// Path as the dynamic loader reports it; the main executable's path is
+    /// filled in from `/proc/self/exe`.
+    pub path: String,
+    /// `dlpi_addr`: runtime address minus link-time address.
+    pub load_bias: u64,
+    /// Its `PT_LOAD` segments.
+    pub segments: Vec<Segment>,
+    /// The GNU build id, when the object has one.
+    pub build_id: Vec<u8>,
+}
+
+/// Where timestamps came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ClockSource {
+    /// `clock_gettime(CLOCK_MONOTONIC)`.
+    Monotonic = 0,
+    /// The invariant TSC, converted to nanoseconds with calibration pairs.
+    Tsc = 1,
+}
+
+/// Facts about the recorded process.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessInfo {
+    /// Process id.
+    pub pid: u32,
+    /// Parent process id (for a forked child: the recorded parent).
+    pub ppid: u32,
+    /// Path of the executable.
+    pub exe: String,
+    /// The command line.
+    pub cmdline: Vec<String>,
+    /// Wall-clock time of time 0, in nanoseconds since the Unix epoch.
+    pub start_unix_ns: u64,
+    /// Where the timestamps came from.
+    pub clock: ClockSource,
+    /// The unwinder used: `"fp"` or `"dwarf"`.
+    pub unwinder: String,
+    /// The recorder's version.
+    pub recorder: String,
+}
+
+/// A record of the process stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Meta {
+    /// Who and what was recorded; the first record of every trace.
+    Process(ProcessInfo),
+    /// A module became loaded at `t`.
+    ModuleLoad {
+        /// When.
+        t: TimeNs,
+        /// The module.
+        module: Module,
+    },
+    /// The module loaded with this bias and path was unloaded at `t`.
+    ModuleUnload {
+        /// When.
+        t: TimeNs,
+        /// Its load bias.
+        load_bias: u64,
+        /// Its path.
+        path: String,
+    },
+    /// A thread was first seen, or was (re)named.
+    ThreadName {
+        /// When the name was read.
+        t: TimeNs,
+        /// Thread id.
+        tid: u32,
+        /// Its name (`comm`).
+        name: String,
+    },
+    /// A thread ended.
+    ThreadEnd {
+        /// When.
+        t: TimeNs,
+        /// Thread id.
+        tid: u32,
+    },
+    /// A node of the interned stack prefix tree: `id` is `parent` plus one
+    /// more frame, the return address `ip` (outermost frames are nearer the root).
+    StackNode {
+        /// The new node's id.
+        id: StackId,
+        /// Its parent (0 = root).
+        parent: StackId,
+        /// The frame's return address (frame 0: the return address into the
+        /// caller of the allocation function).
+        ip: u64,
+    },
+    /// A user-placed or periodic point in time.
+    Mark {
+        /// When.
+        t: TimeNs,
+        /// The thread that placed it (0 for periodic marks).
+        tid: u32,
+        /// Its name.
+        name: String,
+    },
+    /// Something the recorder wants the user to know (a statically linked
+    /// allocator, dropped events, an unwinder failure).
+    Warning {
+        /// When.
+        t: TimeNs,
+        /// One sentence.
+        message: String,
+    },
+    /// A TSC calibration pair (informational; timestamps are already in ns).
+    Clock {
+        /// Nanoseconds since start.
+        t: TimeNs,
+        /// The raw counter value.
+        raw: u64,
+    },
+    /// The process ended cleanly (exit, `_exit` or exec); absent after a crash.
+    End {
+        /// When.
+        t: TimeNs,
+        /// How: `"exit"`, `"_exit"`, `"exec"`.
+        how: String,
+    },
+}

@@ -5,8 +5,10 @@
 //! before it is kept by the caller.
 
 use crate::chunk::ChunkHeader;
+use crate::columns::ColumnDecoder;
+use crate::format::ChunkKind;
 use crate::format::tag;
-use crate::record::{AllocFn, ClockSource, Event, Meta, Module, ProcessInfo, Segment, TimeNs};
+use crate::record::{ClockSource, Event, Meta, Module, ProcessInfo, Segment};
 use crate::varint::Cursor;
 
 /// One decoded record.
@@ -38,83 +40,30 @@ pub struct DecodeError {
 /// Decodes the records of one chunk payload, in order.
 #[derive(Debug)]
 pub struct RecordDecoder<'a> {
+    /// Set for event chunks: the columnar decoder.
+    columns: Option<ColumnDecoder<'a>>,
+    /// Set when an event chunk's column table does not parse.
+    bad_table: bool,
     cur: Cursor<'a>,
-    stream: u32,
-    prev_t: TimeNs,
-    prev_addr: u64,
     failed: bool,
 }
 
 impl<'a> RecordDecoder<'a> {
     /// Starts decoding `payload`, the decompressed bytes of the chunk `header`.
     pub fn new(header: &ChunkHeader, payload: &'a [u8]) -> Self {
+        let mut bad_table = false;
+        let columns = (header.kind == ChunkKind::Events).then(|| {
+            let cols = split_columns(payload).unwrap_or_else(|| {
+                bad_table = true;
+                Vec::new()
+            });
+            ColumnDecoder::new(cols, header.records, header.stream, header.t_first)
+        });
         RecordDecoder {
+            columns,
+            bad_table,
             cur: Cursor::new(payload),
-            stream: header.stream,
-            prev_t: header.t_first,
-            prev_addr: 0,
             failed: false,
-        }
-    }
-
-    fn addr(&mut self, aligned: bool) -> Option<u64> {
-        let delta = self.cur.i64()?;
-        let addr = if aligned {
-            (((self.prev_addr >> 4) as i64).wrapping_add(delta) as u64) << 4
-        } else {
-            (self.prev_addr as i64).wrapping_add(delta) as u64
-        };
-        self.prev_addr = addr;
-        Some(addr)
-    }
-
-    fn time(&mut self) -> Option<TimeNs> {
-        let t = self.prev_t.checked_add(self.cur.u64()?)?;
-        self.prev_t = t;
-        Some(t)
-    }
-
-    fn compact(&mut self, record_tag: u8) -> Option<Event> {
-        let tid = self.stream;
-        match record_tag {
-            tag::FREE | tag::FREE_UNALIGNED => {
-                let t = self.time()?;
-                let addr = self.addr(record_tag == tag::FREE)?;
-                Some(Event::Free { t, tid, addr })
-            }
-            tag::REALLOC | tag::REALLOC_UNALIGNED => {
-                let aligned = record_tag == tag::REALLOC;
-                let t = self.time()?;
-                let old_addr = self.addr(aligned)?;
-                let new_addr = self.addr(aligned)?;
-                let size = self.cur.u64()?;
-                let stack = self.cur.u32()?;
-                Some(Event::Realloc {
-                    t,
-                    tid,
-                    old_addr,
-                    new_addr,
-                    size,
-                    stack,
-                })
-            }
-            tag::ALLOC..tag::ALLOC_END => {
-                let code = record_tag - tag::ALLOC;
-                let func = AllocFn::from_code(code / 2)?;
-                let t = self.time()?;
-                let addr = self.addr(code & 1 == 0)?;
-                let size = self.cur.u64()?;
-                let stack = self.cur.u32()?;
-                Some(Event::Alloc {
-                    t,
-                    tid,
-                    addr,
-                    size,
-                    stack,
-                    func,
-                })
-            }
-            _ => None,
         }
     }
 }
@@ -229,7 +178,25 @@ impl Iterator for RecordDecoder<'_> {
     type Item = Result<Record, DecodeError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed || self.cur.is_empty() {
+        if self.failed {
+            return None;
+        }
+        if self.bad_table {
+            self.failed = true;
+            return Some(Err(DecodeError {
+                offset: 0,
+                reason: "the column table is malformed".into(),
+            }));
+        }
+        if let Some(cols) = &mut self.columns {
+            return cols.next().map(|r| {
+                r.map(Record::Event).map_err(|at| DecodeError {
+                    offset: at,
+                    reason: "an event does not decode (damaged or inconsistent columns)".into(),
+                })
+            });
+        }
+        if self.cur.is_empty() {
             return None;
         }
         let start = self.cur.position();
@@ -259,16 +226,29 @@ impl Iterator for RecordDecoder<'_> {
                 },
             }
         } else {
-            match self.compact(record_tag) {
-                Some(e) => Ok(Record::Event(e)),
-                None => Err(fail(&format!(
-                    "unknown or malformed event record with tag {record_tag:#04x}"
-                ))),
-            }
+            Err(fail(&format!("unknown record tag {record_tag:#04x}")))
         };
         if result.is_err() {
             self.failed = true;
         }
         Some(result)
     }
+}
+
+/// Splits a decompressed columnar payload into its columns.
+fn split_columns(payload: &[u8]) -> Option<Vec<&[u8]>> {
+    let mut c = Cursor::new(payload);
+    let n = usize::try_from(c.u64()?).ok()?;
+    if n > 64 {
+        return None;
+    }
+    let mut lens = Vec::with_capacity(n);
+    for _ in 0..n {
+        lens.push(usize::try_from(c.u64()?).ok()?);
+    }
+    let mut cols = Vec::with_capacity(n);
+    for len in lens {
+        cols.push(c.bytes(len)?);
+    }
+    c.is_empty().then_some(cols)
 }

@@ -6,10 +6,11 @@
 //! backwards: the encoder clamps a time that would (which can only happen
 //! when a clock is recalibrated) to the previous one.
 
-use crate::chunk::frame_chunk;
+use crate::chunk::{frame_chunk, frame_columns};
+use crate::columns::ColumnEncoder;
 use crate::format::{ChunkKind, Codec, tag};
 use crate::record::{Event, Meta, TimeNs};
-use crate::varint::{put_i64, put_str, put_u64};
+use crate::varint::{put_str, put_u64};
 
 /// Builds one chunk's payload, record by record.
 #[derive(Debug)]
@@ -20,8 +21,8 @@ pub struct ChunkBuilder {
     records: u32,
     t_first: Option<TimeNs>,
     t_last: TimeNs,
-    prev_t: TimeNs,
-    prev_addr: u64,
+    /// Event chunks are columnar (see `columns.rs`).
+    columns: ColumnEncoder,
 }
 
 impl ChunkBuilder {
@@ -34,14 +35,13 @@ impl ChunkBuilder {
             records: 0,
             t_first: None,
             t_last: 0,
-            prev_t: 0,
-            prev_addr: 0,
+            columns: ColumnEncoder::default(),
         }
     }
 
     /// Bytes of payload so far (before compression).
     pub fn len(&self) -> usize {
-        self.raw.len()
+        self.raw.len() + self.columns.len()
     }
 
     /// True when no record has been added since the last [`ChunkBuilder::finish`].
@@ -61,77 +61,26 @@ impl ChunkBuilder {
         t
     }
 
-    fn delta_time(&mut self, t: TimeNs) -> u64 {
-        let t = self.time(t);
-        if self.records == 0 {
-            self.prev_t = self.t_first.unwrap_or(t);
-        }
-        let dt = t - self.prev_t;
-        self.prev_t = t;
-        dt
-    }
-
-    fn put_addr(&mut self, addr: u64, aligned: bool) {
-        let delta = if aligned {
-            ((addr >> 4) as i64).wrapping_sub((self.prev_addr >> 4) as i64)
-        } else {
-            (addr as i64).wrapping_sub(self.prev_addr as i64)
-        };
-        put_i64(&mut self.raw, delta);
-        self.prev_addr = addr;
-    }
-
     /// Appends an allocation event. The event's `tid` must be this stream's.
     pub fn event(&mut self, event: &Event) {
         debug_assert_eq!(self.kind, ChunkKind::Events);
-        match *event {
-            Event::Alloc {
-                t,
-                addr,
-                size,
-                stack,
-                func,
-                ..
-            } => {
-                let aligned = addr & 15 == 0;
-                self.raw
-                    .push(tag::ALLOC + 2 * func as u8 + u8::from(!aligned));
-                let dt = self.delta_time(t);
-                put_u64(&mut self.raw, dt);
-                self.put_addr(addr, aligned);
-                put_u64(&mut self.raw, size);
-                put_u64(&mut self.raw, u64::from(stack));
-            }
-            Event::Free { t, addr, .. } => {
-                let aligned = addr & 15 == 0;
-                self.raw
-                    .push(if aligned { tag::FREE } else { tag::FREE_UNALIGNED });
-                let dt = self.delta_time(t);
-                put_u64(&mut self.raw, dt);
-                self.put_addr(addr, aligned);
-            }
-            Event::Realloc {
-                t,
-                old_addr,
-                new_addr,
-                size,
-                stack,
-                ..
-            } => {
-                let aligned = (old_addr | new_addr) & 15 == 0;
-                self.raw.push(if aligned {
-                    tag::REALLOC
-                } else {
-                    tag::REALLOC_UNALIGNED
-                });
-                let dt = self.delta_time(t);
-                put_u64(&mut self.raw, dt);
-                self.put_addr(old_addr, aligned);
-                self.put_addr(new_addr, aligned);
-                put_u64(&mut self.raw, size);
-                put_u64(&mut self.raw, u64::from(stack));
-            }
+        if self.records == 0 {
+            self.t_first = None;
+            self.t_last = 0;
         }
+        let t = self.time(event.time());
+        if self.records == 0 {
+            self.columns.reset(t);
+        }
+        let event = match *event {
+            Event::Alloc { .. } | Event::Free { .. } | Event::Realloc { .. } if t == event.time() => *event,
+            Event::Alloc { tid, addr, size, stack, func, .. } => Event::Alloc { t, tid, addr, size, stack, func },
+            Event::Free { tid, addr, .. } => Event::Free { t, tid, addr },
+            Event::Realloc { tid, old_addr, new_addr, size, stack, .. } => {
+                Event::Realloc { t, tid, old_addr, new_addr, size, stack }
+            }
+        };
+        self.columns.push(&event);
         self.records += 1;
     }
 
@@ -259,7 +208,19 @@ impl ChunkBuilder {
             Codec::None
         };
         let t_first = self.t_first.unwrap_or(0);
-        frame_chunk(
+        if self.kind == ChunkKind::Events {
+            frame_columns(
+                out,
+                self.kind,
+                self.stream,
+                self.records,
+                t_first,
+                self.t_last,
+                self.columns.columns(),
+                compressor,
+            );
+        } else {
+            frame_chunk(
             out,
             self.kind,
             self.stream,
@@ -270,11 +231,10 @@ impl ChunkBuilder {
             codec,
             compressor,
         );
+        }
         self.raw.clear();
         self.records = 0;
         self.t_first = None;
         self.t_last = 0;
-        self.prev_t = 0;
-        self.prev_addr = 0;
     }
 }

@@ -59,6 +59,9 @@ pub enum Codec {
     None = 0,
     /// One zstd frame.
     Zstd = 1,
+    /// Columnar payload (event chunks): every column stored on its own,
+    /// zstd-compressed when that makes it smaller.
+    Columns = 2,
 }
 
 impl Codec {
@@ -67,27 +70,16 @@ impl Codec {
         match code {
             0 => Some(Codec::None),
             1 => Some(Codec::Zstd),
+            2 => Some(Codec::Columns),
             _ => None,
         }
     }
 }
 
-/// Record tags. Tags below [`tag::SIZED`] are compact event records whose
-/// layout is fixed for this version; tags at or above it are followed by a
-/// varint body length, so readers skip the ones they do not know.
+/// Record tags of row-format chunks (the process stream). Every record is a
+/// tag at or above [`tag::SIZED`] followed by a varint body length, so readers
+/// skip the ones they do not know. (Events are columnar: see `columns.rs`.)
 pub mod tag {
-    /// `free` of a 16-byte-aligned address.
-    pub const FREE: u8 = 0x01;
-    /// `free` of an address that is not 16-byte aligned.
-    pub const FREE_UNALIGNED: u8 = 0x02;
-    /// `realloc` where both addresses are 16-byte aligned.
-    pub const REALLOC: u8 = 0x03;
-    /// `realloc` where an address is not 16-byte aligned.
-    pub const REALLOC_UNALIGNED: u8 = 0x04;
-    /// First allocation tag: `ALLOC + 2 * function + unaligned`.
-    pub const ALLOC: u8 = 0x10;
-    /// One past the last allocation tag.
-    pub const ALLOC_END: u8 = 0x10 + 14;
     /// Sized records start here.
     pub const SIZED: u8 = 0x80;
     /// Process information.

@@ -15,12 +15,14 @@
 //! - [`varint`]: the integer encoding;
 //! - [`chunk`], [`header`]: framing;
 //! - [`encode`], [`decode`]: record bytes, mirrors of each other;
+//! - [`columns`]: the columnar, predictive encoding of event chunks;
 //! - [`writer`]: the sink for whole files;
 //! - [`reader`], [`metadata`], [`merge`]: the source side;
 //! - [`dump`]: one line per record.
 #![deny(missing_docs)]
 
 pub mod chunk;
+pub mod columns;
 pub mod decode;
 pub mod dump;
 pub mod encode;

@@ -281,6 +281,11 @@ impl TraceFile {
         out.clear();
         match h.codec {
             Codec::None => out.extend_from_slice(scratch),
+            Codec::Columns => {
+                crate::chunk::unpack_columns(scratch, h.raw_len as usize, out).map_err(|e| {
+                    damage(format!("the chunk payload does not decode: {e}"))
+                })?;
+            }
             Codec::Zstd => {
                 out.resize(h.raw_len as usize, 0);
                 let n = zstd::bulk::decompress_to_buffer(scratch, out.as_mut_slice())

@@ -1,0 +1,138 @@
+//! Classifiers: functions from an allocation to the keys of its path in a memory tree.
+//!
+//! A classifier is a small trait object bound to one model. For speed it works in two
+//! steps: [`Classifier::class_of`] maps an allocation to a `u32` *class* (usually a
+//! table lookup), and [`Classifier::key_path`] expands a class into one key per tree
+//! level (one level for most classifiers, one level per frame for `call-path`). The tree
+//! engine calls `key_path` only once per distinct (tree node, class) pair, so expensive
+//! expansions cost nothing per allocation. Keys are `u32`s that only the classifier
+//! interprets; [`Classifier::label`] turns one into text.
+//!
+//! Classifiers compose in any order: a list such as `site,thread` means "group by site,
+//! then within each site by thread". A classifier whose key can change while an
+//! allocation is live without its size changing (only `age` today) reports the change
+//! times through [`Classifier::change_times`], so the one-pass tree engine stays exact.
+//!
+//! Adding a classifier touches one file here plus one line in [`registry`].
+
+mod age;
+mod call_path;
+mod closest_domain_site;
+mod closest_user_frame;
+mod lifetime;
+mod module;
+pub mod registry;
+mod site;
+mod site_line;
+mod size_class;
+mod thread;
+mod type_name;
+
+pub use age::DEFAULT_AGE_BOUNDS_NS;
+pub use closest_user_frame::UserFrameFilter;
+pub use registry::{ClassifierChain, ClassifierEntry, REGISTRY, parse_classifiers};
+pub use size_class::SizeClassMode;
+
+use crate::context::Context;
+use crate::ids::{AllocId, FrameId, StackId};
+
+/// Maps allocations to tree keys. See the module documentation for the two-step design.
+pub trait Classifier {
+    /// The command-line name, e.g. `site`.
+    fn name(&self) -> &'static str;
+
+    /// The human title, e.g. `Allocation Site` (used in AntTracks JSON).
+    fn title(&self) -> &'static str;
+
+    /// The class of `alloc` while it has `size` bytes, at time `at_ns` (inside its
+    /// lifetime). Must be constant between the times reported by
+    /// [`change_times`](Self::change_times) as long as `size` does not change.
+    fn class_of(&self, alloc: AllocId, size: u64, at_ns: u64) -> u32;
+
+    /// Appends the keys of `class`, one per tree level, outermost first; at least one.
+    fn key_path(&self, class: u32, out: &mut Vec<u32>) {
+        out.push(class);
+    }
+
+    /// The text of a key produced by [`key_path`](Self::key_path).
+    fn label(&self, key: u32) -> String;
+
+    /// Whether the class can change over an allocation's life with a constant size.
+    fn is_time_dependent(&self) -> bool {
+        false
+    }
+
+    /// Appends the times strictly inside `alloc`'s lifetime at which its class may
+    /// change (in any order). Only called when [`is_time_dependent`](Self::is_time_dependent).
+    fn change_times(&self, _alloc: AllocId, _out: &mut Vec<u64>) {}
+}
+
+/// Options that some classifiers read; the defaults suit native programs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassifierOptions {
+    /// Which frames count as library or allocator frames for `closest-user-frame`.
+    pub user_frames: UserFrameFilter,
+    /// Function-name prefixes of the application's own code, for `closest-domain-site`.
+    pub domain_prefixes: Vec<String>,
+    /// Power-of-two buckets or glibc-style 16-byte classes, for `size-class`.
+    pub size_classes: SizeClassMode,
+    /// Upper bounds of the `age` buckets, ascending; the last bucket is open.
+    pub age_bounds_ns: Vec<u64>,
+    /// Lifetimes below this are `temporary` for `lifetime`; `None` means 1 % of the run.
+    pub temporary_below_ns: Option<u64>,
+}
+
+impl Default for ClassifierOptions {
+    fn default() -> Self {
+        ClassifierOptions {
+            user_frames: UserFrameFilter::default(),
+            domain_prefixes: Vec::new(),
+            size_classes: SizeClassMode::PowerOfTwo,
+            age_bounds_ns: DEFAULT_AGE_BOUNDS_NS.to_vec(),
+            temporary_below_ns: None,
+        }
+    }
+}
+
+/// For every stack node, the function (as a class) of the first logical frame, innermost
+/// first, that satisfies `accept`, or `none` when no frame on the stack does.
+///
+/// Runs in O(stack nodes + frames) thanks to the "parents come before children"
+/// invariant: a node with no accepted frame of its own inherits its parent's answer.
+pub(crate) fn first_frame_per_stack(
+    cx: &Context,
+    accept: impl Fn(FrameId) -> bool,
+    none: u32,
+) -> Vec<u32> {
+    let accepted: Vec<bool> = (0..cx.frames.len())
+        .map(|f| accept(FrameId(f as u32)))
+        .collect();
+    let mut class = vec![none; cx.stacks.len()];
+    for s in 1..cx.stacks.len() {
+        let mut frame = Some(cx.stacks.frame[s]);
+        let mut found = None;
+        while let Some(f) = frame {
+            if accepted[f.index()] {
+                found = Some(cx.frames.function[f.index()].0);
+                break;
+            }
+            frame = cx.frames.inlined_into[f.index()];
+        }
+        let parent: StackId = cx.stacks.parent[s];
+        class[s] = found.unwrap_or(class[parent.index()]);
+    }
+    class
+}
+
+/// The label of a function-name key: the name, or `<unknown>` when it is empty.
+pub(crate) fn function_label(cx: &Context, key: u32) -> String {
+    let name = cx.strings.get(crate::ids::StringId(key));
+    if name.is_empty() {
+        "<unknown>".to_owned()
+    } else {
+        name.to_owned()
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod test_model;

@@ -1,0 +1,68 @@
+//! The heap-evolution engine of memlens: what accumulates, where it was allocated, and
+//! how it grows over time (Weninger et al., memory-tree visualization in AntTracks).
+//!
+//! The crate is pure: it takes a model filled by the caller and returns plain results
+//! plus diagnostics. It does no file or network IO and does not depend on other memlens
+//! crates. Data flows:
+//!
+//! 1. [`HeapModelBuilder`] receives time-ordered events (`alloc`, `free`, `realloc`,
+//!    `mark`, `end`) and context (frames, stacks, threads, types) and produces a columnar
+//!    [`HeapModel`] of allocation lifetimes.
+//! 2. [`HeapModel::timeline`] gives heap bytes and objects over time at any resolution;
+//!    [`peaks_and_dips`] finds its extrema.
+//! 3. [`parse_classifiers`] turns `site,thread` into a [`ClassifierChain`];
+//!    [`SnapshotTimes`] picks snapshot times; [`TreeSeries::compute`] builds the memory
+//!    trees at all times in one pass; [`TreeSeries::trees`] orders them by the meta tree
+//!    and prunes them into [`Trees`]. [`memory_trees`] does all of it in one call;
+//!    [`TreeSeries::add_time`] adds one more time to a built series (a viewer step).
+//! 4. [`growth_suspects`] ranks growing groups ("leak suspects").
+//! 5. [`render_tree`] prints a tree; [`protocol`] converts to and from JSON, including
+//!    the AntTracks memory-tree format.
+//!
+//! Architecture invariant: nothing here panics on odd input data; odd input is repaired
+//! and counted in [`Diagnostics`], and bad query arguments are [`HeapError`] values.
+#![deny(missing_docs)]
+
+mod builder;
+pub mod classifiers;
+mod context;
+mod diagnostics;
+mod error;
+mod extrema;
+mod growth;
+mod ids;
+mod meta_tree;
+mod model;
+mod output;
+pub mod protocol;
+mod pruning;
+mod query;
+mod skeleton;
+mod snapshots;
+pub mod summary;
+mod text;
+mod time_step;
+mod timeline;
+mod trees;
+mod union_tree;
+
+pub use builder::HeapModelBuilder;
+pub use classifiers::{Classifier, ClassifierChain, ClassifierOptions, parse_classifiers};
+pub use context::{Context, FrameInfo, FrameTable, StackTable, StringTable, ThreadTable};
+pub use diagnostics::Diagnostics;
+pub use error::{HeapError, MAX_TIMELINE_BUCKETS};
+pub use extrema::{Extremum, ExtremumKind, peaks_and_dips};
+pub use growth::{GrowthQuery, growth_suspects};
+pub use ids::{AllocId, FrameId, StackId, StringId, ThreadIndex, TypeId};
+pub use meta_tree::{Metric, SortStrategy};
+pub use model::{AllocKind, HeapModel, Mark, NEVER_FREED, RunStats, TimeWindow};
+pub use output::{ClassifierInfo, Node, Suspect, Tree, Trees};
+pub use pruning::PruneRule;
+pub use query::{TreeQuery, memory_trees};
+pub use skeleton::TreeOptions;
+pub use snapshots::SnapshotTimes;
+pub use text::{
+    TextOptions, format_bytes, format_duration, format_signed_bytes, format_time, render_tree,
+};
+pub use timeline::{HeapPoint, Resolution, Timeline, TimelineBucket};
+pub use trees::TreeSeries;

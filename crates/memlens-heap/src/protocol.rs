@@ -1,0 +1,360 @@
+//! JSON wire forms of the heap engine's results. The model types stay plain; this module
+//! alone knows serde.
+//!
+//! # AntTracks memory-tree JSON
+//!
+//! The shape AntTracks' `exportAsJSON` writes and its web viewer reads, one tree per
+//! file (field names exactly as AntTracks writes them):
+//!
+//! ```json
+//! { "classifiers": [{"name": "Allocation Site", "id": 0, "memlensName": "site"}],
+//!   "time": 226582,
+//!   "timeNs": 226582000000,
+//!   "root": { "key": "Overall", "fullKey": ["Overall"], "fullKeyAsString": "Overall",
+//!             "classifierId": -1, "bytes": 123456, "objects": 789,
+//!             "transitiveClosureSize": -1, "retainedSize": -1,
+//!             "children": [ … ] } }
+//! ```
+//!
+//! `time` is in milliseconds as AntTracks has it; we also write `timeNs` and
+//! `memlensName` so that our own round trip is exact, and read them when present. `fullKey` starts with the root's key.
+//! `children` is left out for leaves. On import, full keys are rebuilt from the `key`
+//! path (so they are consistent even if a producer's `fullKey` is not), a node keyed
+//! `Other` is taken as a merged node, and sort positions follow the order of `children`.
+//!
+//! # memlens JSON (`memlens tree --json`, `memlens growth --json`)
+//!
+//! [`trees_to_json`] writes `{"classifiers":[names…],"times_ns":[…],"metric","sort",
+//! "trees":[{"time_ns","root":{"key","full_key","bytes","objects","growth_bytes",
+//! "growth_objects","sort_position","is_other","classifier","children":[…]}}]}` and
+//! [`suspects_to_json`] writes `{"suspects":[{"key","full_key","growth_bytes",
+//! "start_bytes","end_bytes","score",…}]}`, the shapes of DESIGN §7 plus extra fields.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::meta_tree::{Metric, SortStrategy};
+use crate::output::{ClassifierInfo, Node, Suspect, Tree, Trees};
+
+/// A JSON document that is not a valid memory tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtocolError {
+    /// What is wrong, with the line and column when the JSON itself is malformed.
+    pub message: String,
+}
+
+impl fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "malformed AntTracks memory-tree JSON: {}", self.message)
+    }
+}
+
+impl std::error::Error for ProtocolError {}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AntTracksTree {
+    classifiers: Vec<AntTracksClassifier>,
+    time: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    time_ns: Option<u64>,
+    root: AntTracksNode,
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AntTracksClassifier {
+    name: String,
+    id: i64,
+    /// Our command-line name, so our own round trip is exact; other producers omit it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    memlens_name: Option<String>,
+}
+
+fn not_computed() -> i64 {
+    -1
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AntTracksNode {
+    key: String,
+    #[serde(default)]
+    full_key: Vec<String>,
+    #[serde(default)]
+    full_key_as_string: String,
+    #[serde(default = "not_computed")]
+    classifier_id: i64,
+    bytes: u64,
+    objects: u64,
+    #[serde(default = "not_computed")]
+    transitive_closure_size: i64,
+    #[serde(default = "not_computed")]
+    retained_size: i64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    children: Vec<AntTracksNode>,
+}
+
+/// Writes one tree of a series in AntTracks' JSON shape.
+pub fn tree_to_anttracks_json(classifiers: &[ClassifierInfo], tree: &Tree) -> String {
+    let wire = AntTracksTree {
+        classifiers: classifiers
+            .iter()
+            .enumerate()
+            .map(|(id, c)| AntTracksClassifier {
+                name: c.title.clone(),
+                id: id as i64,
+                memlens_name: Some(c.name.clone()),
+            })
+            .collect(),
+        time: tree.time_ns / 1_000_000,
+        time_ns: Some(tree.time_ns),
+        root: to_wire(&tree.root, &tree.root.key),
+    };
+    serde_json::to_string(&wire).expect("memory trees always serialize")
+}
+
+fn to_wire(node: &Node, root_key: &str) -> AntTracksNode {
+    let full_key: Vec<String> = std::iter::once(root_key.to_owned())
+        .chain(node.full_key.iter().cloned())
+        .collect();
+    AntTracksNode {
+        key: node.key.clone(),
+        full_key_as_string: full_key.join(" -> "),
+        full_key,
+        classifier_id: node.classifier.map_or(-1, |c| c as i64),
+        bytes: node.bytes,
+        objects: node.objects,
+        transitive_closure_size: -1,
+        retained_size: -1,
+        children: node.children.iter().map(|c| to_wire(c, root_key)).collect(),
+    }
+}
+
+/// Reads one AntTracks memory tree, with its classifiers (the AntTracks name is the
+/// title, and also the name unless the file carries our `memlensName`). Growth is zero:
+/// a single tree has no baseline.
+pub fn tree_from_anttracks_json(json: &str) -> Result<(Vec<ClassifierInfo>, Tree), ProtocolError> {
+    let wire: AntTracksTree = serde_json::from_str(json).map_err(|e| ProtocolError {
+        message: e.to_string(),
+    })?;
+    let ids: Vec<i64> = wire.classifiers.iter().map(|c| c.id).collect();
+    let classifiers = wire
+        .classifiers
+        .into_iter()
+        .map(|c| ClassifierInfo {
+            name: c.memlens_name.unwrap_or_else(|| c.name.clone()),
+            title: c.name,
+        })
+        .collect();
+    let time_ns = wire.time_ns.unwrap_or(wire.time.saturating_mul(1_000_000));
+    let root = from_wire(wire.root, None, 0, &ids)?;
+    Ok((classifiers, Tree { time_ns, root }))
+}
+
+/// Reads several AntTracks trees (one per heap state) into one series: sorted by time,
+/// with growth relative to the earliest tree. Trees must share their classifiers.
+pub fn trees_from_anttracks_json(documents: &[&str]) -> Result<Trees, ProtocolError> {
+    let mut classifiers: Option<Vec<ClassifierInfo>> = None;
+    let mut trees = Vec::new();
+    for (i, json) in documents.iter().enumerate() {
+        let (cls, tree) = tree_from_anttracks_json(json).map_err(|e| ProtocolError {
+            message: format!("document {}: {}", i + 1, e.message),
+        })?;
+        match &classifiers {
+            Some(first) if *first != cls => {
+                return Err(ProtocolError {
+                    message: format!("document {} uses other classifiers than document 1", i + 1),
+                });
+            }
+            Some(_) => {}
+            None => classifiers = Some(cls),
+        }
+        trees.push(tree);
+    }
+    trees.sort_by_key(|t| t.time_ns);
+    if let Some(first) = trees.first().map(|t| t.root.clone()) {
+        for tree in &mut trees {
+            set_growth(&mut tree.root, &first);
+        }
+    }
+    Ok(Trees {
+        classifiers: classifiers.unwrap_or_default(),
+        times_ns: trees.iter().map(|t| t.time_ns).collect(),
+        metric: Metric::Bytes,
+        sort: SortStrategy::AbsoluteGrowth,
+        trees,
+    })
+}
+
+fn set_growth(node: &mut Node, first_root: &Node) {
+    let (bytes, objects) = first_root
+        .find(&node.full_key)
+        .map_or((0, 0), |n| (n.bytes, n.objects));
+    node.growth_bytes = node.bytes as i64 - bytes as i64;
+    node.growth_objects = node.objects as i64 - objects as i64;
+    for child in &mut node.children {
+        set_growth(child, first_root);
+    }
+}
+
+/// `parent_key` is `None` for the root.
+fn from_wire(
+    node: AntTracksNode,
+    parent_key: Option<&[String]>,
+    position: usize,
+    ids: &[i64],
+) -> Result<Node, ProtocolError> {
+    let full_key: Vec<String> = match parent_key {
+        None => Vec::new(),
+        Some(parent) => parent
+            .iter()
+            .cloned()
+            .chain(std::iter::once(node.key.clone()))
+            .collect(),
+    };
+    let classifier = match node.classifier_id {
+        -1 => None,
+        id => Some(
+            ids.iter()
+                .position(|&x| x == id)
+                .ok_or_else(|| ProtocolError {
+                    message: format!(
+                        "node `{}` names classifier id {id}, which the `classifiers` list lacks",
+                        node.key
+                    ),
+                })?,
+        ),
+    };
+    let children = node
+        .children
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| from_wire(c, Some(&full_key), i, ids))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Node {
+        is_other: parent_key.is_some() && node.key == Node::OTHER_KEY,
+        key: node.key,
+        full_key,
+        classifier,
+        bytes: node.bytes,
+        objects: node.objects,
+        growth_bytes: 0,
+        growth_objects: 0,
+        sort_position: position as u32,
+        children,
+    })
+}
+
+#[derive(Serialize)]
+struct TreesWire<'a> {
+    classifiers: Vec<&'a str>,
+    times_ns: &'a [u64],
+    metric: &'static str,
+    sort: &'static str,
+    trees: Vec<TreeWire<'a>>,
+}
+
+#[derive(Serialize)]
+struct TreeWire<'a> {
+    time_ns: u64,
+    root: NodeWire<'a>,
+}
+
+#[derive(Serialize)]
+struct NodeWire<'a> {
+    key: &'a str,
+    full_key: &'a [String],
+    bytes: u64,
+    objects: u64,
+    growth_bytes: i64,
+    growth_objects: i64,
+    sort_position: u32,
+    is_other: bool,
+    classifier: Option<usize>,
+    children: Vec<NodeWire<'a>>,
+}
+
+fn node_wire(node: &Node) -> NodeWire<'_> {
+    NodeWire {
+        key: &node.key,
+        full_key: &node.full_key,
+        bytes: node.bytes,
+        objects: node.objects,
+        growth_bytes: node.growth_bytes,
+        growth_objects: node.growth_objects,
+        sort_position: node.sort_position,
+        is_other: node.is_other,
+        classifier: node.classifier,
+        children: node.children.iter().map(node_wire).collect(),
+    }
+}
+
+/// The `memlens tree --json` document.
+pub fn trees_to_json(trees: &Trees) -> String {
+    let wire = TreesWire {
+        classifiers: trees.classifiers.iter().map(|c| c.name.as_str()).collect(),
+        times_ns: &trees.times_ns,
+        metric: trees.metric.name(),
+        sort: trees.sort.name(),
+        trees: trees
+            .trees
+            .iter()
+            .map(|t| TreeWire {
+                time_ns: t.time_ns,
+                root: node_wire(&t.root),
+            })
+            .collect(),
+    };
+    serde_json::to_string(&wire).expect("memory trees always serialize")
+}
+
+#[derive(Serialize)]
+struct SuspectsWire<'a> {
+    suspects: Vec<SuspectWire<'a>>,
+}
+
+#[derive(Serialize)]
+struct SuspectWire<'a> {
+    key: &'a str,
+    full_key: &'a [String],
+    growth_bytes: i64,
+    growth_objects: i64,
+    start_bytes: u64,
+    end_bytes: u64,
+    max_bytes: u64,
+    live_at_exit_bytes: u64,
+    live_at_exit_objects: u64,
+    monotonicity: f64,
+    r_squared: f64,
+    slope_bytes_per_s: f64,
+    persistence: f64,
+    score: f64,
+}
+
+/// The `memlens growth --json` document.
+pub fn suspects_to_json(suspects: &[Suspect]) -> String {
+    let wire = SuspectsWire {
+        suspects: suspects
+            .iter()
+            .map(|s| SuspectWire {
+                key: &s.key,
+                full_key: &s.full_key,
+                growth_bytes: s.growth_bytes,
+                growth_objects: s.growth_objects,
+                start_bytes: s.start_bytes,
+                end_bytes: s.end_bytes,
+                max_bytes: s.max_bytes,
+                live_at_exit_bytes: s.live_at_exit_bytes,
+                live_at_exit_objects: s.live_at_exit_objects,
+                monotonicity: s.monotonicity,
+                r_squared: s.r_squared,
+                slope_bytes_per_s: s.slope_bytes_per_s,
+                persistence: s.persistence,
+                score: s.score,
+            })
+            .collect(),
+    };
+    serde_json::to_string(&wire).expect("suspects always serialize")
+}

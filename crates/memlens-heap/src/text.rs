@@ -1,0 +1,198 @@
+//! Human-readable text: byte and time units, and an indented memory tree for the
+//! terminal.
+//!
+//! Byte units are binary (KiB = 1024 B) with three significant digits; durations use
+//! ns, µs, ms and s with at most three decimals and no trailing zeros.
+
+use std::fmt::Write;
+
+use crate::output::{Node, Tree};
+
+/// `1536` → `1.50 KiB`; values below 1 KiB are exact (`512 B`).
+pub fn format_bytes(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    if bytes < 1024 {
+        return format!("{bytes} B");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    let digits = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{value:.digits$} {}", UNITS[unit])
+}
+
+/// Like [`format_bytes`] with an explicit sign: `+1.50 KiB`, `-512 B`, `0 B`.
+pub fn format_signed_bytes(bytes: i64) -> String {
+    match bytes {
+        0 => "0 B".to_owned(),
+        b if b > 0 => format!("+{}", format_bytes(b as u64)),
+        b => format!("-{}", format_bytes(b.unsigned_abs())),
+    }
+}
+
+/// `1_500_000` → `1.5 ms`; `10_000` → `10 µs`.
+pub fn format_duration(ns: u64) -> String {
+    let (scale, unit) = match ns {
+        0..1_000 => return format!("{ns} ns"),
+        1_000..1_000_000 => (1e3, "µs"),
+        1_000_000..1_000_000_000 => (1e6, "ms"),
+        _ => (1e9, "s"),
+    };
+    let text = format!("{:.3}", ns as f64 / scale);
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} {unit}")
+}
+
+/// A trace time for messages: readable and exact, e.g. `1.5 s (1500000000 ns)`.
+pub fn format_time(ns: u64) -> String {
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else {
+        format!("{} ({ns} ns)", format_duration(ns))
+    }
+}
+
+/// Options for [`render_tree`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextOptions {
+    /// Levels below the root to print; `None` prints all.
+    pub max_depth: Option<usize>,
+    /// Keys longer than this many characters are cut with `…`.
+    pub max_key_chars: usize,
+}
+
+impl Default for TextOptions {
+    fn default() -> Self {
+        TextOptions {
+            max_depth: None,
+            max_key_chars: 60,
+        }
+    }
+}
+
+/// Renders `tree` as an indented table: key, bytes, objects, percentage of the parent's
+/// bytes, and growth since the series' first tree.
+///
+/// ```text
+/// Overall                 1.50 MiB    1200 objects  100.0 %   +1.20 MiB
+///   Cache::insert         1.20 MiB     800 objects   80.0 %   +1.10 MiB
+/// ```
+pub fn render_tree(tree: &Tree, options: &TextOptions) -> String {
+    let mut rows = Vec::new();
+    collect_rows(&tree.root, None, 0, options, &mut rows);
+    let key_width = rows.iter().map(|r| r.0.chars().count()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (key, node, percent) in rows {
+        let pad = key_width - key.chars().count();
+        let _ = writeln!(
+            out,
+            "{key}{:pad$}  {:>10}  {:>10} objects  {:>7}  {:>11}",
+            "",
+            format_bytes(node.bytes),
+            node.objects,
+            percent,
+            format_signed_bytes(node.growth_bytes),
+        );
+    }
+    out
+}
+
+fn collect_rows<'t>(
+    node: &'t Node,
+    parent_bytes: Option<u64>,
+    depth: usize,
+    options: &TextOptions,
+    rows: &mut Vec<(String, &'t Node, String)>,
+) {
+    let mut key: String = node.key.chars().take(options.max_key_chars).collect();
+    if node.key.chars().count() > options.max_key_chars {
+        key.push('…');
+    }
+    let percent = match parent_bytes {
+        None => "100.0 %".to_owned(),
+        Some(0) => "-".to_owned(),
+        Some(p) => format!("{:.1} %", node.bytes as f64 * 100.0 / p as f64),
+    };
+    rows.push((format!("{}{key}", "  ".repeat(depth)), node, percent));
+    if options.max_depth.is_some_and(|max| depth >= max) {
+        return;
+    }
+    for child in &node.children {
+        collect_rows(child, Some(node.bytes), depth + 1, options, rows);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn byte_units() {
+        assert_eq!(format_bytes(0), "0 B");
+        assert_eq!(format_bytes(1023), "1023 B");
+        assert_eq!(format_bytes(1536), "1.50 KiB");
+        assert_eq!(format_bytes(10 * 1024 * 1024 + 1), "10.0 MiB");
+        assert_eq!(format_bytes(300 << 30), "300 GiB");
+        assert_eq!(format_signed_bytes(-2048), "-2.00 KiB");
+        assert_eq!(format_signed_bytes(5), "+5 B");
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(format_duration(999), "999 ns");
+        assert_eq!(format_duration(10_000), "10 µs");
+        assert_eq!(format_duration(1_500_000), "1.5 ms");
+        assert_eq!(format_duration(100_000_000_000), "100 s");
+        assert_eq!(format_time(2_000_000_000), "2 s (2000000000 ns)");
+    }
+
+    #[test]
+    fn renders_an_indented_tree() {
+        let leaf = |key: &str, bytes, growth| Node {
+            key: key.into(),
+            full_key: vec![key.into()],
+            classifier: Some(0),
+            is_other: false,
+            bytes,
+            objects: 2,
+            growth_bytes: growth,
+            growth_objects: 0,
+            sort_position: 0,
+            children: Vec::new(),
+        };
+        let root = Node {
+            key: "Overall".into(),
+            full_key: Vec::new(),
+            classifier: None,
+            bytes: 4096,
+            objects: 4,
+            growth_bytes: 1024,
+            children: vec![leaf("Cache::insert", 3072, 1024), leaf("Other", 1024, 0)],
+            ..leaf("", 0, 0)
+        };
+        let text = render_tree(&Tree { time_ns: 1, root }, &TextOptions::default());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 3);
+        assert!(lines[0].starts_with("Overall        "), "{text}");
+        assert!(lines[1].starts_with("  Cache::insert"), "{text}");
+        assert!(
+            lines[1].contains("3.00 KiB")
+                && lines[1].contains("75.0 %")
+                && lines[1].contains("+1.00 KiB"),
+            "{text}"
+        );
+        assert!(
+            lines[2].contains("25.0 %") && lines[2].ends_with("0 B"),
+            "{text}"
+        );
+    }
+}

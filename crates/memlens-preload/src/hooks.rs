@@ -1,0 +1,366 @@
+//! The interposed malloc family and the recording path behind it.
+//!
+//! Every hook calls the real function, then records: it takes the raw time
+//! (before the call for `free`, after it for allocations, so an address
+//! reused by another thread is always freed before it is handed out again),
+//! captures the stack for allocations, interns it per thread, and publishes
+//! a few 32-byte slots to the thread's ring. `errno` is saved and restored
+//! around everything the recorder does. `free(NULL)` and failed allocations
+//! are not recorded.
+
+use core::ffi::c_void;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use memlens_trace::AllocFn;
+
+use crate::real::{arena_alloc, arena_size, in_arena, real, resolve, resolved, resolving};
+use crate::ring::{CAPACITY, Slot, kind};
+use crate::stack::{self, MAX_DEPTH};
+use crate::thread::{self, BUSY, ThreadState};
+use crate::{clock, writer};
+
+/// True while events are being recorded (after start-up, until shutdown).
+pub static RECORDING: AtomicBool = AtomicBool::new(false);
+
+/// `AllocFn` code for `realloc(NULL, n)` and arena moves (recorded as allocations).
+const REALLOC_AS_ALLOC: AllocFn = AllocFn::Malloc;
+
+struct Guard<'a> {
+    state: &'a ThreadState,
+    errno: i32,
+}
+
+impl Drop for Guard<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // SAFETY: __errno_location always returns this thread's errno.
+        unsafe { *libc::__errno_location() = self.errno };
+        self.state.in_hook.set(false);
+    }
+}
+
+/// Enters the recorder for this thread, or `None` when this call must not be
+/// recorded (not recording, nested call, writer thread, set-up in progress).
+#[inline(always)]
+fn enter() -> Option<Guard<'static>> {
+    if !RECORDING.load(Ordering::Relaxed) {
+        return None;
+    }
+    // SAFETY: errno location is always valid.
+    let errno = unsafe { *libc::__errno_location() };
+    let mut p = thread::current();
+    if p == BUSY {
+        return None;
+    }
+    if p.is_null() {
+        p = thread::create().cast();
+        // SAFETY: restore errno clobbered by set-up.
+        unsafe { *libc::__errno_location() = errno };
+        if p.is_null() {
+            return None;
+        }
+    }
+    // SAFETY: a non-sentinel key value is this thread's live state.
+    let state: &'static ThreadState = unsafe { &*(p as *const ThreadState) };
+    if state.in_hook.replace(true) {
+        return None;
+    }
+    Some(Guard { state, errno })
+}
+
+/// Waits (lossless) until the ring has room for `n` slots, waking the writer.
+#[cold]
+fn wait_for_room(state: &ThreadState, n: u64) {
+    loop {
+        writer::wake();
+        if state.ring.free_slots() >= n {
+            return;
+        }
+        // SAFETY: sched_yield has no preconditions.
+        unsafe { libc::sched_yield() };
+        if state.ring.free_slots() >= n {
+            return;
+        }
+        writer::wait_briefly();
+    }
+}
+
+#[inline(always)]
+fn publish(state: &ThreadState, slots: &[Slot]) {
+    let n = slots.len() as u64;
+    if state.ring.free_slots() < n {
+        wait_for_room(state, n);
+    }
+    for (i, s) in slots.iter().enumerate() {
+        state.ring.stage(i as u64, *s);
+    }
+    state.ring.publish(n);
+    // Wake the writer once a quarter of the ring has filled since the last wake.
+    let used = state.ring.used();
+    if used >= CAPACITY / 4 && used.wrapping_sub(state.last_wake.get()) >= CAPACITY / 8 {
+        state.last_wake.set(used);
+        writer::wake();
+    } else if used < CAPACITY / 8 {
+        state.last_wake.set(0);
+    }
+}
+
+/// Captures and interns the current stack; returns the thread-local stack id.
+#[inline(always)]
+fn stack_id(state: &ThreadState) -> u64 {
+    let mut frames = [0u64; MAX_DEPTH];
+    // SAFETY: only this thread touches its cache and stack table, and it is
+    // inside the guard.
+    let (cache, stacks) = unsafe { (&mut *state.dwarf_cache.get(), &mut *state.stacks.get()) };
+    let n = stack::capture(
+        &mut frames,
+        state.stack_lo,
+        state.stack_hi,
+        crate::unwind_mode(),
+        cache,
+    );
+    let (id, new) = stacks.intern(&frames[..n]);
+    if new {
+        let mut slots = [[0u64; 4]; 1 + MAX_DEPTH / 4];
+        slots[0] = [0, u64::from(id), n as u64, kind::STACK];
+        for (i, chunk) in frames[..n].chunks(4).enumerate() {
+            slots[1 + i][..chunk.len()].copy_from_slice(chunk);
+        }
+        publish(state, &slots[..1 + n.div_ceil(4)]);
+    }
+    u64::from(id)
+}
+
+#[inline(always)]
+fn record_alloc(p: *mut c_void, size: usize, func: AllocFn) {
+    if p.is_null() {
+        return;
+    }
+    let t = clock::now_raw();
+    let Some(g) = enter() else { return };
+    let stack = stack_id(g.state);
+    publish(
+        g.state,
+        &[[t, p as u64, size as u64, kind::ALLOC | (func as u64) << 8 | stack << 32]],
+    );
+}
+
+#[inline(always)]
+fn record_free(p: *mut c_void, t: u64) {
+    let Some(g) = enter() else { return };
+    publish(g.state, &[[t, p as u64, 0, kind::FREE]]);
+}
+
+#[inline(always)]
+fn record_realloc(old: *mut c_void, new: *mut c_void, size: usize) {
+    let t = clock::now_raw();
+    let Some(g) = enter() else { return };
+    let stack = stack_id(g.state);
+    publish(
+        g.state,
+        &[
+            [t, new as u64, size as u64, kind::REALLOC | stack << 32],
+            [old as u64, 0, 0, 0],
+        ],
+    );
+}
+
+/// Makes sure the real functions are known; returns false while they are
+/// being resolved (the caller must then serve from the bootstrap arena).
+#[inline(always)]
+fn ready() -> bool {
+    if resolved() {
+        return true;
+    }
+    if resolving() {
+        return false;
+    }
+    resolve();
+    resolved()
+}
+
+/// `malloc`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
+    if !ready() {
+        return arena_alloc(size, 16);
+    }
+    // SAFETY: forwarding to the real allocator.
+    let p = unsafe { (real().malloc)(size) };
+    record_alloc(p, size, AllocFn::Malloc);
+    p
+}
+
+/// `calloc`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
+    if !ready() {
+        return match n.checked_mul(size) {
+            Some(total) => arena_alloc(total, 16), // the arena is zeroed static memory
+            None => core::ptr::null_mut(),
+        };
+    }
+    // SAFETY: forwarding.
+    let p = unsafe { (real().calloc)(n, size) };
+    record_alloc(p, n.wrapping_mul(size), AllocFn::Calloc);
+    p
+}
+
+/// `free`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn free(p: *mut c_void) {
+    if p.is_null() || in_arena(p) {
+        return;
+    }
+    let t = clock::now_raw();
+    record_free(p, t);
+    // SAFETY: forwarding.
+    unsafe { (real().free)(p) };
+}
+
+/// `cfree` (obsolete alias of `free`, still exported by some programs' expectations).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cfree(p: *mut c_void) {
+    // SAFETY: same contract as free.
+    unsafe { free(p) }
+}
+
+unsafe fn realloc_impl(p: *mut c_void, size: usize) -> *mut c_void {
+    if !ready() {
+        let q = arena_alloc(size, 16);
+        if !p.is_null() && !q.is_null() {
+            let n = arena_size(p).min(size);
+            // SAFETY: both blocks hold at least n bytes.
+            unsafe { core::ptr::copy_nonoverlapping(p as *const u8, q as *mut u8, n) };
+        }
+        return q;
+    }
+    if in_arena(p) {
+        // Move a bootstrap block into the real heap.
+        // SAFETY: forwarding, then copying min(old, new) bytes.
+        let q = unsafe { (real().malloc)(size) };
+        if !q.is_null() {
+            let n = arena_size(p).min(size);
+            unsafe { core::ptr::copy_nonoverlapping(p as *const u8, q as *mut u8, n) };
+            record_alloc(q, size, REALLOC_AS_ALLOC);
+        }
+        return q;
+    }
+    let t_before = clock::now_raw();
+    // SAFETY: forwarding.
+    let q = unsafe { (real().realloc)(p, size) };
+    if p.is_null() {
+        record_alloc(q, size, REALLOC_AS_ALLOC);
+    } else if q.is_null() {
+        if size == 0 {
+            // glibc frees the block and returns NULL.
+            record_free(p, t_before);
+        }
+    } else {
+        record_realloc(p, q, size);
+    }
+    q
+}
+
+/// `realloc`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn realloc(p: *mut c_void, size: usize) -> *mut c_void {
+    // SAFETY: same contract as realloc.
+    unsafe { realloc_impl(p, size) }
+}
+
+/// `reallocarray`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn reallocarray(p: *mut c_void, n: usize, size: usize) -> *mut c_void {
+    match n.checked_mul(size) {
+        // SAFETY: same contract as realloc.
+        Some(total) => unsafe { realloc_impl(p, total) },
+        None => {
+            // SAFETY: errno location is valid.
+            unsafe { *libc::__errno_location() = libc::ENOMEM };
+            core::ptr::null_mut()
+        }
+    }
+}
+
+/// `posix_memalign`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, size: usize) -> i32 {
+    if !ready() {
+        let p = arena_alloc(size, align.min(4096));
+        if p.is_null() {
+            return libc::ENOMEM;
+        }
+        // SAFETY: out is the caller's out-parameter.
+        unsafe { *out = p };
+        return 0;
+    }
+    // SAFETY: forwarding.
+    let r = unsafe { (real().posix_memalign)(out, align, size) };
+    if r == 0 {
+        // SAFETY: on success *out holds the block.
+        record_alloc(unsafe { *out }, size, AllocFn::PosixMemalign);
+    }
+    r
+}
+
+/// `aligned_alloc`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn aligned_alloc(align: usize, size: usize) -> *mut c_void {
+    if !ready() {
+        return arena_alloc(size, align.min(4096));
+    }
+    // SAFETY: forwarding.
+    let p = unsafe { (real().aligned_alloc)(align, size) };
+    record_alloc(p, size, AllocFn::AlignedAlloc);
+    p
+}
+
+/// `memalign`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn memalign(align: usize, size: usize) -> *mut c_void {
+    if !ready() {
+        return arena_alloc(size, align.min(4096));
+    }
+    // SAFETY: forwarding.
+    let p = unsafe { (real().memalign)(align, size) };
+    record_alloc(p, size, AllocFn::Memalign);
+    p
+}
+
+/// `valloc`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn valloc(size: usize) -> *mut c_void {
+    if !ready() {
+        return arena_alloc(size, 4096);
+    }
+    // SAFETY: forwarding.
+    let p = unsafe { (real().valloc)(size) };
+    record_alloc(p, size, AllocFn::Valloc);
+    p
+}
+
+/// `pvalloc`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pvalloc(size: usize) -> *mut c_void {
+    if !ready() {
+        return arena_alloc(size.next_multiple_of(4096), 4096);
+    }
+    // SAFETY: forwarding.
+    let p = unsafe { (real().pvalloc)(size) };
+    record_alloc(p, size, AllocFn::Pvalloc);
+    p
+}
+
+/// `malloc_usable_size` (not recorded; bootstrap blocks report their size).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn malloc_usable_size(p: *mut c_void) -> usize {
+    if p.is_null() {
+        return 0;
+    }
+    if in_arena(p) {
+        return arena_size(p);
+    }
+    // SAFETY: forwarding.
+    unsafe { (real().usable_size)(p) }
+}

@@ -1,0 +1,357 @@
+//! Start-up, `fork`, `exec`, `exit`, `_exit`, `dlopen`/`dlclose` and the
+//! user mark API: everything around the allocation hooks that keeps the
+//! trace complete and the program unchanged.
+
+use core::ffi::{c_char, c_int, c_void};
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+
+use crate::hooks::RECORDING;
+use crate::thread::{self, BUSY};
+use crate::{clock, dwarf, modules, output, real, registry, session, stack, writer};
+
+static PID: AtomicU32 = AtomicU32::new(0);
+
+/// Real `dlopen`, `dlclose` and the exec family, resolved at start-up.
+static REAL_DLOPEN: AtomicUsize = AtomicUsize::new(0);
+static REAL_DLCLOSE: AtomicUsize = AtomicUsize::new(0);
+static REAL_EXECVE: AtomicUsize = AtomicUsize::new(0);
+static REAL_EXECV: AtomicUsize = AtomicUsize::new(0);
+static REAL_EXECVP: AtomicUsize = AtomicUsize::new(0);
+static REAL_EXECVPE: AtomicUsize = AtomicUsize::new(0);
+static REAL_FEXECVE: AtomicUsize = AtomicUsize::new(0);
+
+fn resolve_into(slot: &AtomicUsize, name: &core::ffi::CStr) {
+    // SAFETY: dlsym with a NUL-terminated name.
+    let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
+    slot.store(p as usize, Ordering::Release);
+}
+
+fn gettid() -> u32 {
+    // SAFETY: no preconditions.
+    unsafe { libc::syscall(libc::SYS_gettid) as u32 }
+}
+
+fn getpid() -> u32 {
+    // SAFETY: no preconditions.
+    unsafe { libc::getpid() as u32 }
+}
+
+/// True when this process is the one this session records (not a `vfork`
+/// child sharing our memory).
+fn is_our_process() -> bool {
+    RECORDING.load(Ordering::Acquire) && getpid() == PID.load(Ordering::Relaxed)
+}
+
+/// Opens this process's trace and starts the writer.
+fn start_session(forked: bool, ppid: u32) {
+    let config = session::config();
+    let pid = getpid();
+    PID.store(pid, Ordering::Relaxed);
+    let raw0 = clock::now_raw();
+    let mono0 = clock::monotonic_ns();
+    let start_unix_ns = clock::realtime_ns();
+    let Some(out) = output::open(config, pid, forked) else {
+        return;
+    };
+    let cmdline = read_cmdline();
+    let exe = std::fs::read_link("/proc/self/exe")
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let info = memlens_trace::ProcessInfo {
+        pid,
+        ppid,
+        exe,
+        cmdline,
+        start_unix_ns,
+        clock: if clock::uses_tsc() {
+            memlens_trace::ClockSource::Tsc
+        } else {
+            memlens_trace::ClockSource::Monotonic
+        },
+        unwinder: match config.unwind {
+            stack::Mode::FramePointer => "fp".into(),
+            stack::Mode::Dwarf => "dwarf".into(),
+        },
+        recorder: concat!("memlens-preload ", env!("CARGO_PKG_VERSION")).into(),
+    };
+    let w = writer::Writer::new(out, info, raw0, mono0);
+    session::set_writer(w);
+    if writer::spawn() {
+        RECORDING.store(true, Ordering::Release);
+    } else {
+        session::add_warning("the recorder could not start its writer thread; nothing was recorded".into());
+    }
+}
+
+fn read_cmdline() -> Vec<String> {
+    std::fs::read("/proc/self/cmdline")
+        .map(|b| {
+            b.split(|&c| c == 0)
+                .filter(|s| !s.is_empty())
+                .map(|s| String::from_utf8_lossy(s).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The library constructor.
+pub extern "C" fn init() {
+    real::resolve();
+    thread::init_key();
+    thread::set_current(BUSY);
+    let config = session::config();
+    clock::choose(config.monotonic);
+    let scanned = modules::scan();
+    if let Some((s, e)) = modules::text_range_containing(&scanned, init as *const () as usize as u64) {
+        stack::set_self_text(s as usize, e as usize);
+    }
+    dwarf::publish(&scanned);
+    crate::set_unwind_mode(config.unwind);
+    for (slot, name) in [
+        (&REAL_DLOPEN, c"dlopen"),
+        (&REAL_DLCLOSE, c"dlclose"),
+        (&REAL_EXECVE, c"execve"),
+        (&REAL_EXECV, c"execv"),
+        (&REAL_EXECVP, c"execvp"),
+        (&REAL_EXECVPE, c"execvpe"),
+        (&REAL_FEXECVE, c"fexecve"),
+    ] {
+        resolve_into(slot, name);
+    }
+    // A statically linked allocator (or one the executable defines itself)
+    // wins the symbol lookup over LD_PRELOAD: detect and say so.
+    // SAFETY: dlsym lookup of a NUL-terminated name.
+    let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"malloc".as_ptr()) };
+    if found as usize != crate::hooks::malloc as *const () as usize {
+        session::add_warning(
+            "the program's malloc is not the one memlens interposes (it is statically linked or defined by the executable); allocations through it are not recorded".into(),
+        );
+    }
+    // SAFETY: getppid has no preconditions.
+    let ppid = unsafe { libc::getppid() } as u32;
+    start_session(false, ppid);
+    // SAFETY: registering plain C callbacks.
+    unsafe {
+        libc::atexit(on_exit);
+        libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
+    }
+    thread::set_current(core::ptr::null_mut());
+}
+
+/// Runs after the program's own `atexit` handlers and static destructors
+/// (it was registered before them).
+extern "C" fn on_exit() {
+    if is_our_process() {
+        writer::flush_and_wait(None);
+    }
+}
+
+/// The library destructor: runs during `_dl_fini`, after the destructors of
+/// everything loaded after us, so late frees are in the trace.
+pub extern "C" fn fini() {
+    if is_our_process() {
+        writer::flush_and_wait(Some(writer::END_EXIT));
+    }
+}
+
+extern "C" fn fork_prepare() {
+    registry::before_fork();
+    session::before_fork();
+}
+
+extern "C" fn fork_parent() {
+    session::after_fork_parent();
+    registry::after_fork_parent();
+}
+
+extern "C" fn fork_child() {
+    let parent = PID.load(Ordering::Relaxed);
+    session::after_fork_child();
+    let state = thread::current();
+    let survivor = if state.is_null() || state == BUSY {
+        core::ptr::null_mut()
+    } else {
+        // SAFETY: the forking thread's own state.
+        let s = unsafe { &*(state as *const thread::ThreadState) };
+        s.ring.reset();
+        // SAFETY: only this thread uses its stack table.
+        unsafe { (*s.stacks.get()).clear() };
+        // The kernel gave this thread a new tid: start a fresh state instead.
+        thread::set_current(core::ptr::null_mut());
+        core::ptr::null_mut()
+    };
+    registry::after_fork_child(survivor);
+    writer::reset_after_fork();
+    RECORDING.store(false, Ordering::Release);
+    let was = thread::current();
+    thread::set_current(BUSY);
+    start_session(true, parent);
+    thread::set_current(was);
+}
+
+/// `_exit`: finish the trace, then leave at once.
+#[unsafe(no_mangle)]
+pub extern "C" fn _exit(status: c_int) -> ! {
+    if is_our_process() {
+        writer::flush_and_wait(Some(writer::END_UNDERSCORE_EXIT));
+    }
+    // SAFETY: exit_group never returns.
+    unsafe { libc::syscall(libc::SYS_exit_group, status) };
+    loop {}
+}
+
+/// `_Exit`: same as `_exit`.
+#[unsafe(no_mangle)]
+pub extern "C" fn _Exit(status: c_int) -> ! {
+    _exit(status)
+}
+
+fn before_exec() {
+    if !is_our_process() {
+        return;
+    }
+    session::add_mark(clock::now_raw(), gettid(), "exec".into());
+    writer::flush_and_wait(None);
+    let pid = PID.load(Ordering::Relaxed);
+    session::with_writer(|w| output::release_claim(session::config(), w.output_mut(), pid));
+}
+
+macro_rules! forward {
+    ($slot:ident, $ty:ty) => {{
+        let p = $slot.load(Ordering::Acquire);
+        if p == 0 {
+            // SAFETY: errno location is valid.
+            unsafe { *libc::__errno_location() = libc::ENOSYS };
+            return -1;
+        }
+        // SAFETY: the symbol was resolved by name and has this signature.
+        unsafe { core::mem::transmute::<usize, $ty>(p) }
+    }};
+}
+
+type ExecveFn = unsafe extern "C" fn(*const c_char, *const *const c_char, *const *const c_char) -> c_int;
+type ExecvFn = unsafe extern "C" fn(*const c_char, *const *const c_char) -> c_int;
+type FexecveFn = unsafe extern "C" fn(c_int, *const *const c_char, *const *const c_char) -> c_int;
+
+/// `execve`: flush, hand over the output path, then exec.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn execve(
+    path: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    before_exec();
+    let f = forward!(REAL_EXECVE, ExecveFn);
+    // SAFETY: forwarding the caller's arguments.
+    unsafe { f(path, argv, envp) }
+}
+
+/// `execv`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn execv(path: *const c_char, argv: *const *const c_char) -> c_int {
+    before_exec();
+    let f = forward!(REAL_EXECV, ExecvFn);
+    // SAFETY: forwarding.
+    unsafe { f(path, argv) }
+}
+
+/// `execvp`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn execvp(file: *const c_char, argv: *const *const c_char) -> c_int {
+    before_exec();
+    let f = forward!(REAL_EXECVP, ExecvFn);
+    // SAFETY: forwarding.
+    unsafe { f(file, argv) }
+}
+
+/// `execvpe`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn execvpe(
+    file: *const c_char,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    before_exec();
+    let f = forward!(REAL_EXECVPE, ExecveFn);
+    // SAFETY: forwarding.
+    unsafe { f(file, argv, envp) }
+}
+
+/// `fexecve`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fexecve(
+    fd: c_int,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+) -> c_int {
+    before_exec();
+    let f = forward!(REAL_FEXECVE, FexecveFn);
+    // SAFETY: forwarding.
+    unsafe { f(fd, argv, envp) }
+}
+
+fn modules_changed() {
+    if RECORDING.load(Ordering::Acquire) {
+        let scanned = modules::scan();
+        dwarf::publish(&scanned);
+        writer::MODULES_DIRTY.store(true, Ordering::Release);
+        writer::wake();
+    }
+}
+
+/// `dlopen`: records the new module map. `RTLD_DEEPBIND` is removed, since
+/// it would make the library bypass the recorder's malloc.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlopen(file: *const c_char, mut mode: c_int) -> *mut c_void {
+    let p = REAL_DLOPEN.load(Ordering::Acquire);
+    if p == 0 {
+        return core::ptr::null_mut();
+    }
+    if mode & libc::RTLD_DEEPBIND != 0 {
+        mode &= !libc::RTLD_DEEPBIND;
+        session::add_warning("dlopen with RTLD_DEEPBIND: the flag was removed so the library's allocations stay visible".into());
+    }
+    // SAFETY: the resolved dlopen.
+    let f: unsafe extern "C" fn(*const c_char, c_int) -> *mut c_void =
+        unsafe { core::mem::transmute::<usize, _>(p) };
+    // SAFETY: forwarding.
+    let handle = unsafe { f(file, mode) };
+    if !handle.is_null() {
+        modules_changed();
+    }
+    handle
+}
+
+/// `dlclose`: records the new module map.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlclose(handle: *mut c_void) -> c_int {
+    let p = REAL_DLCLOSE.load(Ordering::Acquire);
+    if p == 0 {
+        return -1;
+    }
+    // SAFETY: the resolved dlclose.
+    let f: unsafe extern "C" fn(*mut c_void) -> c_int = unsafe { core::mem::transmute::<usize, _>(p) };
+    // SAFETY: forwarding.
+    let r = unsafe { f(handle) };
+    modules_changed();
+    r
+}
+
+/// Places a named mark at the current time (the C API in `memlens.h` and
+/// the `memlens-api` crate call this when the recorder is loaded).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn memlens_mark(name: *const c_char) {
+    let raw = clock::now_raw();
+    let text = if name.is_null() {
+        String::new()
+    } else {
+        // SAFETY: the caller passes a NUL-terminated string.
+        unsafe { core::ffi::CStr::from_ptr(name) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    let was = thread::current();
+    thread::set_current(BUSY);
+    session::add_mark(raw, gettid(), text);
+    thread::set_current(was);
+}

@@ -1,0 +1,125 @@
+//! Call-stack capture on the allocating thread.
+//!
+//! The default unwinder walks the frame-pointer chain with a bounds check on
+//! every dereference (inside the thread's stack, strictly increasing, 8-byte
+//! aligned), skipping the recorder's own frames. A frame whose code has no
+//! frame pointer (Debian's libstdc++ `operator new` is the classic case)
+//! hides its caller from such a walk, so when the return address lies in a
+//! module registered as lacking frame pointers the unwinder takes one DWARF
+//! step there (`dwarf.rs`) and then goes on with frame pointers. With
+//! `--unwind dwarf` every step is a DWARF step.
+
+use core::arch::asm;
+
+use crate::dwarf;
+
+/// The most frames kept per stack.
+pub const MAX_DEPTH: usize = 64;
+
+/// How stacks are captured.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Frame pointers, with DWARF steps through frames known to lack them.
+    FramePointer,
+    /// DWARF CFI for every frame.
+    Dwarf,
+}
+
+/// The recorder's own code range, skipped at the top of every stack.
+static mut SELF_TEXT: (usize, usize) = (0, 0);
+
+/// Records the recorder's own text range (set once at start-up).
+pub fn set_self_text(start: usize, end: usize) {
+    // SAFETY: written once during initialisation before any capture.
+    unsafe { SELF_TEXT = (start, end) };
+}
+
+#[inline(always)]
+fn is_self(ip: usize) -> bool {
+    // SAFETY: read-only after initialisation.
+    let (s, e) = unsafe { SELF_TEXT };
+    ip >= s && ip < e
+}
+
+/// Captures return addresses (innermost first) into `out`; returns how many.
+/// `stack_lo..stack_hi` bounds every read.
+#[inline(never)]
+pub fn capture(
+    out: &mut [u64; MAX_DEPTH],
+    stack_lo: usize,
+    stack_hi: usize,
+    mode: Mode,
+    cache: &mut dwarf::Cache,
+) -> usize {
+    let mut fp: usize;
+    let mut sp: usize;
+    // SAFETY: reading registers has no side effects.
+    unsafe {
+        asm!("mov {}, rbp", out(reg) fp, options(nomem, nostack, preserves_flags));
+        asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags));
+    }
+    let in_stack = |a: usize| a >= stack_lo && a + 16 <= stack_hi && a & 7 == 0;
+    let mut n = 0;
+    // Walk our own frames (they all have frame pointers) until the first
+    // return address outside the recorder: that is the allocation's caller.
+    loop {
+        if !in_stack(fp) || fp < sp {
+            return 0;
+        }
+        // SAFETY: fp is inside this thread's stack and 8-aligned.
+        let (next_fp, ret) = unsafe { (*(fp as *const usize), *((fp + 8) as *const usize)) };
+        let caller_sp = fp + 16;
+        if !is_self(ret) {
+            // `ret` is frame 0; the caller's registers at that point are:
+            // sp = caller_sp, bp = next_fp (our frame saved the caller's rbp).
+            if ret == 0 {
+                return 0;
+            }
+            out[0] = ret as u64;
+            n = 1;
+            let mut regs = (ret, caller_sp, next_fp);
+            while n < MAX_DEPTH {
+                let (ip, sp_now, bp_now) = regs;
+                let use_dwarf = mode == Mode::Dwarf || dwarf::lacks_frame_pointers(ip);
+                let step = if use_dwarf {
+                    dwarf::step(cache, ip, sp_now, bp_now, stack_lo, stack_hi)
+                } else {
+                    None
+                };
+                let next = match step {
+                    Some(next) => Some(next),
+                    None => fp_step(bp_now, sp_now, stack_lo, stack_hi),
+                };
+                match next {
+                    Some((ip2, sp2, bp2)) if ip2 > 4096 => {
+                        out[n] = ip2 as u64;
+                        n += 1;
+                        regs = (ip2, sp2, bp2);
+                    }
+                    _ => break,
+                }
+            }
+            return n;
+        }
+        if next_fp <= fp {
+            return n;
+        }
+        fp = next_fp;
+    }
+}
+
+/// One frame-pointer step from a frame whose frame pointer is `bp`: returns
+/// the caller's (return address, stack pointer, frame pointer).
+#[inline(always)]
+fn fp_step(bp: usize, sp: usize, lo: usize, hi: usize) -> Option<(usize, usize, usize)> {
+    if bp < lo || bp + 16 > hi || bp & 7 != 0 || bp < sp {
+        return None;
+    }
+    // SAFETY: bp lies within this thread's stack and is aligned.
+    let (saved_bp, ret) = unsafe { (*(bp as *const usize), *((bp + 8) as *const usize)) };
+    if saved_bp != 0 && saved_bp <= bp {
+        // Strictly increasing frame pointers only; the outermost frame may have 0.
+        return Some((ret, bp + 16, 0)).filter(|_| ret != 0);
+    }
+    Some((ret, bp + 16, saved_bp))
+}

@@ -1,0 +1,153 @@
+//! Per-thread recorder state, found through a `pthread_key` rather than ELF
+//! TLS.
+//!
+//! Why a key: a `pthread_getspecific` on a key below 32 reads the thread
+//! descriptor directly. It never calls `__tls_get_addr`, which can itself
+//! call `malloc` while it grows the DTV after a `dlopen` (the recursion that
+//! breaks other recorders). It also never allocates. The key's destructor is
+//! our thread-exit hook.
+//!
+//! The key's value is null (no state yet), [`BUSY`] (this thread must not be
+//! recorded: it is being set up, or it is the writer), or a pointer to the
+//! thread's [`ThreadState`]. The state's `in_hook` flag is the reentrancy
+//! guard: an allocation made while the thread is already inside a hook (by
+//! libc code we call, or by a signal handler) passes straight through.
+
+use core::cell::Cell;
+use core::ffi::c_void;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use crate::dwarf;
+use crate::interning::LocalStacks;
+use crate::ring::Ring;
+
+/// The key value meaning "do not record this thread".
+pub const BUSY: *mut c_void = 1 as *mut c_void;
+
+static mut KEY: libc::pthread_key_t = 0;
+static KEY_READY: AtomicBool = AtomicBool::new(false);
+
+/// Everything one thread needs to record.
+pub struct ThreadState {
+    /// Events on their way to the writer.
+    pub ring: Ring,
+    /// The kernel thread id.
+    pub tid: u32,
+    /// The reentrancy guard.
+    pub in_hook: Cell<bool>,
+    /// This thread's stack, for bounds-checked unwinding.
+    pub stack_lo: usize,
+    /// One past the top of the stack.
+    pub stack_hi: usize,
+    /// Stacks this thread has already sent.
+    pub stacks: core::cell::UnsafeCell<LocalStacks>,
+    /// DWARF unwind rule cache.
+    pub dwarf_cache: core::cell::UnsafeCell<dwarf::Cache>,
+    /// Head position at which the writer was last woken.
+    pub last_wake: Cell<u64>,
+    /// Set by the key destructor: the writer retires the state once drained.
+    pub exited: AtomicBool,
+    /// The thread's name, read at exit (`prctl(PR_GET_NAME)`).
+    pub exit_name: core::cell::UnsafeCell<[u8; 16]>,
+}
+
+// SAFETY: the fields other threads touch (ring, exited, exit_name after
+// `exited`) follow the ring's release/acquire protocol; the rest is only
+// used by the owning thread.
+unsafe impl Sync for ThreadState {}
+// SAFETY: see above.
+unsafe impl Send for ThreadState {}
+
+/// Creates the key. Called once from the constructor (or the first hook).
+pub fn init_key() {
+    if KEY_READY.load(Ordering::Acquire) {
+        return;
+    }
+    // SAFETY: creating a key with our destructor; KEY written once.
+    unsafe {
+        let mut key: libc::pthread_key_t = 0;
+        if libc::pthread_key_create(&mut key, Some(on_thread_exit)) == 0 {
+            KEY = key;
+            KEY_READY.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// The calling thread's key value.
+#[inline(always)]
+pub fn current() -> *mut c_void {
+    if !KEY_READY.load(Ordering::Relaxed) {
+        return BUSY;
+    }
+    // SAFETY: the key exists.
+    unsafe { libc::pthread_getspecific(KEY) }
+}
+
+/// Sets the calling thread's key value.
+#[inline]
+pub fn set_current(value: *mut c_void) {
+    if KEY_READY.load(Ordering::Acquire) {
+        // SAFETY: the key exists; for keys below 32 this never allocates.
+        unsafe { libc::pthread_setspecific(KEY, value) };
+    }
+}
+
+fn stack_bounds() -> (usize, usize) {
+    // SAFETY: standard attribute query for the calling thread.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = core::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return (0, 0);
+        }
+        let mut addr: *mut c_void = core::ptr::null_mut();
+        let mut size: usize = 0;
+        libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
+        libc::pthread_attr_destroy(&mut attr);
+        (addr as usize, addr as usize + size)
+    }
+}
+
+/// Creates, registers and returns the calling thread's state, or null when
+/// it cannot (out of memory). The key must read null on entry.
+#[cold]
+pub fn create() -> *mut ThreadState {
+    set_current(BUSY);
+    let Some(ring) = Ring::new() else {
+        return core::ptr::null_mut();
+    };
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u32;
+    let (stack_lo, stack_hi) = stack_bounds();
+    let state = Box::into_raw(Box::new(ThreadState {
+        ring,
+        tid,
+        in_hook: Cell::new(false),
+        stack_lo,
+        stack_hi,
+        stacks: core::cell::UnsafeCell::new(LocalStacks::new()),
+        dwarf_cache: core::cell::UnsafeCell::new(dwarf::Cache::new_in()),
+        last_wake: Cell::new(0),
+        exited: AtomicBool::new(false),
+        exit_name: core::cell::UnsafeCell::new([0; 16]),
+    }));
+    crate::registry::register(state);
+    set_current(state.cast());
+    state
+}
+
+/// The key destructor: runs when the thread exits. Everything the thread
+/// recorded is already in its ring; this records its name and tells the
+/// writer to retire the state once it has drained it.
+unsafe extern "C" fn on_thread_exit(value: *mut c_void) {
+    if value.is_null() || value == BUSY {
+        return;
+    }
+    // SAFETY: a non-sentinel key value is a state this thread created.
+    let state = unsafe { &*(value as *const ThreadState) };
+    // SAFETY: prctl writes at most 16 bytes into the buffer we own.
+    unsafe {
+        libc::prctl(libc::PR_GET_NAME, state.exit_name.get() as libc::c_ulong, 0, 0, 0);
+    }
+    state.exited.store(true, Ordering::Release);
+    crate::writer::wake();
+}

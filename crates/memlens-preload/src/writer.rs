@@ -1,0 +1,543 @@
+//! The writer thread: drains every thread's ring, turns raw slots into
+//! trace records, and writes checksummed chunks to the trace file.
+//!
+//! It runs every 10 ms (sooner when a producer's ring fills), maps each
+//! thread's local stack ids to global ids in the trace's prefix tree,
+//! converts raw ticks to nanoseconds, writes module loads/unloads, thread
+//! names, marks and periodic marks, and closes every open chunk at least
+//! every `MEMLENS_FLUSH_MS` (100 ms), so a SIGKILL loses at most that much.
+//! Threads that call `exit`, `_exit` or `exec` ask it for a synchronous
+//! flush and wait (bounded) for the answer.
+
+use core::ffi::c_void;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::collections::HashMap;
+
+use memlens_trace::format::ChunkKind;
+use memlens_trace::{AllocFn, ChunkBuilder, Event, Meta, Module};
+
+use crate::output::{self, Output};
+use crate::ring::kind;
+use crate::thread::{self, BUSY, ThreadState};
+use crate::ticks::TickConverter;
+use crate::{clock, modules, registry, session};
+
+/// Futex word producers bump to wake the writer.
+static WAKE: AtomicU32 = AtomicU32::new(0);
+/// Flush requests (generation numbers) and the last one completed.
+static FLUSH_REQ: AtomicU32 = AtomicU32::new(0);
+static FLUSH_DONE: AtomicU32 = AtomicU32::new(0);
+/// Set with a flush request when the trace must end after it.
+static END_REQUESTED: AtomicBool = AtomicBool::new(false);
+static END_HOW: AtomicU32 = AtomicU32::new(0);
+/// Set when loaded modules may have changed.
+pub static MODULES_DIRTY: AtomicBool = AtomicBool::new(false);
+/// Events written (for the end-of-run statistics).
+static EVENTS_WRITTEN: AtomicU64 = AtomicU64::new(0);
+
+fn futex_wake(word: &AtomicU32) {
+    // SAFETY: FUTEX_WAKE on a valid aligned u32.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            i32::MAX,
+        );
+    }
+}
+
+fn futex_wait(word: &AtomicU32, seen: u32, ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as i64,
+        tv_nsec: (ns % 1_000_000_000) as i64,
+    };
+    // SAFETY: FUTEX_WAIT on a valid aligned u32 with a relative timeout.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            seen,
+            &ts as *const libc::timespec,
+        );
+    }
+}
+
+/// Wakes the writer (producers call this rarely: when a ring fills up).
+pub fn wake() {
+    WAKE.fetch_add(1, Ordering::Release);
+    futex_wake(&WAKE);
+}
+
+/// A producer whose ring is full waits a little for the writer.
+pub fn wait_briefly() {
+    let seen = FLUSH_DONE.load(Ordering::Acquire);
+    futex_wait(&FLUSH_DONE, seen, 200_000);
+}
+
+/// How the trace ended, for the End record.
+pub const END_EXIT: u32 = 1;
+/// `_exit` was called.
+pub const END_UNDERSCORE_EXIT: u32 = 2;
+
+/// Asks the writer to write everything recorded so far and waits for it
+/// (at most two seconds, so a wedged writer can never hang the program).
+/// With `end`, the trace is finished with an End record.
+pub fn flush_and_wait(end: Option<u32>) {
+    if let Some(how) = end {
+        END_HOW.store(how, Ordering::Relaxed);
+        END_REQUESTED.store(true, Ordering::Release);
+    }
+    let generation = FLUSH_REQ.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
+    let deadline = clock::monotonic_ns() + 2_000_000_000;
+    loop {
+        wake();
+        let done = FLUSH_DONE.load(Ordering::Acquire);
+        if done.wrapping_sub(generation) as i32 >= 0 {
+            return;
+        }
+        if clock::monotonic_ns() > deadline {
+            return;
+        }
+        futex_wait(&FLUSH_DONE, done, 20_000_000);
+    }
+}
+
+struct ThreadOut {
+    tid: u32,
+    builder: ChunkBuilder,
+    local_to_global: Vec<u32>,
+    name: [u8; 16],
+}
+
+/// The writer's private state.
+pub struct Writer {
+    out: Output,
+    compressor: Option<memlens_trace::chunk::Compressor>,
+    process: ChunkBuilder,
+    threads: HashMap<usize, ThreadOut>,
+    stack_nodes: HashMap<(u32, u64), u32>,
+    next_stack: u32,
+    modules: Vec<Module>,
+    ticks: TickConverter,
+    framed: Vec<u8>,
+    last_flush: u64,
+    mark_every: u64,
+    next_mark: u64,
+    flush_ns: u64,
+    states: Vec<*mut ThreadState>,
+    frames: Vec<u64>,
+    ended: bool,
+    failed: bool,
+}
+
+/// Event chunks close at 1 MiB of columns: larger chunks compress better
+/// (the prediction state starts empty in every chunk).
+const CHUNK_BYTES: usize = 1 << 20;
+
+impl Writer {
+    /// Creates the writer for an opened trace and writes the header and
+    /// process record.
+    pub fn new(out: Output, info: memlens_trace::ProcessInfo, raw0: u64, mono0: u64) -> Writer {
+        let cfg = session::config();
+        let mut w = Writer {
+            out,
+            compressor: if cfg.compress {
+                memlens_trace::chunk::compressor().ok()
+            } else {
+                None
+            },
+            process: ChunkBuilder::new(ChunkKind::Process, 0),
+            threads: HashMap::new(),
+            stack_nodes: HashMap::new(),
+            next_stack: 1,
+            modules: Vec::new(),
+            ticks: TickConverter::new(clock::uses_tsc(), raw0, mono0),
+            framed: Vec::with_capacity(1 << 20),
+            last_flush: mono0,
+            mark_every: cfg.mark_every_ns,
+            next_mark: cfg.mark_every_ns,
+            flush_ns: cfg.flush_ns,
+            states: Vec::new(),
+            frames: Vec::with_capacity(64),
+            ended: false,
+            failed: false,
+        };
+        let header = memlens_trace::header::header_bytes();
+        w.failed = !output::write_all(w.out.fd, &header);
+        w.process.meta(&Meta::Process(info));
+        w.scan_modules();
+        w.flush_all();
+        w
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.ticks.convert(clock::now_raw())
+    }
+
+    fn write_framed(&mut self) {
+        if !self.framed.is_empty() {
+            if !self.failed && !output::write_all(self.out.fd, &self.framed) {
+                self.failed = true;
+            }
+            self.framed.clear();
+        }
+    }
+
+    fn scan_modules(&mut self) {
+        let t = self.now_ns();
+        let now: Vec<Module> = modules::scan().into_iter().map(|s| s.module).collect();
+        for m in &self.modules {
+            if !now
+                .iter()
+                .any(|n| n.load_bias == m.load_bias && n.path == m.path)
+            {
+                self.process.meta(&Meta::ModuleUnload {
+                    t,
+                    load_bias: m.load_bias,
+                    path: m.path.clone(),
+                });
+            }
+        }
+        for n in &now {
+            if !self
+                .modules
+                .iter()
+                .any(|m| n.load_bias == m.load_bias && n.path == m.path)
+            {
+                self.process.meta(&Meta::ModuleLoad {
+                    t,
+                    module: n.clone(),
+                });
+            }
+        }
+        self.modules = now;
+    }
+
+    fn intern(&mut self, frames_innermost_first: &[u64]) -> u32 {
+        let mut parent = 0u32;
+        for &ip in frames_innermost_first.iter().rev() {
+            parent = match self.stack_nodes.get(&(parent, ip)) {
+                Some(&id) => id,
+                None => {
+                    let id = self.next_stack;
+                    self.next_stack += 1;
+                    self.stack_nodes.insert((parent, ip), id);
+                    self.process.meta(&Meta::StackNode { id, parent, ip });
+                    id
+                }
+            };
+        }
+        parent
+    }
+
+    /// Drains one thread's ring.
+    fn drain(&mut self, state_ptr: *mut ThreadState) {
+        // SAFETY: states stay allocated until the writer itself retires them.
+        let state = unsafe { &*state_ptr };
+        let (mut i, head) = state.ring.readable();
+        if i == head {
+            return;
+        }
+        let key = state_ptr as usize;
+        if !self.threads.contains_key(&key) {
+            let t = self.now_ns();
+            let name = read_comm(state.tid);
+            self.process.meta(&Meta::ThreadName {
+                t,
+                tid: state.tid,
+                name: name_str(&name),
+            });
+            self.threads.insert(
+                key,
+                ThreadOut {
+                    tid: state.tid,
+                    builder: ChunkBuilder::new(ChunkKind::Events, state.tid),
+                    local_to_global: vec![0],
+                    name,
+                },
+            );
+        }
+        let mut written = 0u64;
+        while i < head {
+            let slot = state.ring.read(i);
+            i += 1;
+            let k = slot[3] & 0xff;
+            match k {
+                kind::STACK => {
+                    let local = slot[1] as usize;
+                    let depth = (slot[2] as usize).min(crate::stack::MAX_DEPTH);
+                    self.frames.clear();
+                    let mut left = depth;
+                    while left > 0 && i < head {
+                        let s = state.ring.read(i);
+                        i += 1;
+                        let take = left.min(4);
+                        self.frames.extend_from_slice(&s[..take]);
+                        left -= take;
+                    }
+                    let frames = std::mem::take(&mut self.frames);
+                    let global = self.intern(&frames);
+                    self.frames = frames;
+                    let t = self.threads.get_mut(&key).expect("inserted above");
+                    if t.local_to_global.len() <= local {
+                        t.local_to_global.resize(local + 1, 0);
+                    }
+                    t.local_to_global[local] = global;
+                }
+                kind::ALLOC | kind::FREE | kind::REALLOC => {
+                    let time = self.ticks.convert(slot[0]);
+                    let t = self.threads.get_mut(&key).expect("inserted above");
+                    let stack = |local: u64| {
+                        t.local_to_global
+                            .get(local as usize)
+                            .copied()
+                            .unwrap_or(0)
+                    };
+                    let tid = t.tid;
+                    let event = match k {
+                        kind::ALLOC => Event::Alloc {
+                            t: time,
+                            tid,
+                            addr: slot[1],
+                            size: slot[2],
+                            stack: stack(slot[3] >> 32),
+                            func: AllocFn::from_code(((slot[3] >> 8) & 0xff) as u8)
+                                .unwrap_or(AllocFn::Malloc),
+                        },
+                        kind::FREE => Event::Free {
+                            t: time,
+                            tid,
+                            addr: slot[1],
+                        },
+                        _ => {
+                            let old = if i < head { state.ring.read(i)[0] } else { 0 };
+                            i += 1;
+                            Event::Realloc {
+                                t: time,
+                                tid,
+                                old_addr: old,
+                                new_addr: slot[1],
+                                size: slot[2],
+                                stack: stack(slot[3] >> 32),
+                            }
+                        }
+                    };
+                    t.builder.event(&event);
+                    written += 1;
+                    if t.builder.len() >= CHUNK_BYTES {
+                        t.builder.finish(&mut self.framed, self.compressor.as_mut());
+                    }
+                }
+                _ => {}
+            }
+        }
+        state.ring.release(head);
+        EVENTS_WRITTEN.fetch_add(written, Ordering::Relaxed);
+        if self.framed.len() >= CHUNK_BYTES {
+            self.write_framed();
+        }
+    }
+
+    fn retire_exited(&mut self) {
+        let t = self.now_ns();
+        let mut i = 0;
+        while i < self.states.len() {
+            let p = self.states[i];
+            // SAFETY: still registered, so still allocated.
+            let state = unsafe { &*p };
+            let (tail, head) = state.ring.readable();
+            if state.exited.load(Ordering::Acquire) && tail == head {
+                // SAFETY: exit_name was written before `exited` was set.
+                let name = unsafe { *state.exit_name.get() };
+                let key = p as usize;
+                if let Some(mut out) = self.threads.remove(&key) {
+                    if name != out.name && name[0] != 0 {
+                        self.process.meta(&Meta::ThreadName {
+                            t,
+                            tid: out.tid,
+                            name: name_str(&name),
+                        });
+                    }
+                    out.builder
+                        .finish(&mut self.framed, self.compressor.as_mut());
+                }
+                self.process.meta(&Meta::ThreadEnd {
+                    t,
+                    tid: state.tid,
+                });
+                registry::remove(p);
+                // The ring memory is left mapped: its pages are few once
+                // drained, and no dangling reader can then ever fault.
+                self.states.swap_remove(i);
+                continue;
+            }
+            i += 1;
+        }
+    }
+
+    fn marks(&mut self) {
+        for (raw, tid, name) in session::take_marks() {
+            let t = self.ticks.convert(raw);
+            self.process.meta(&Meta::Mark { t, tid, name });
+        }
+        if self.mark_every > 0 {
+            let now = self.now_ns();
+            while self.next_mark <= now {
+                let t = self.next_mark;
+                self.process.meta(&Meta::Mark {
+                    t,
+                    tid: 0,
+                    name: format!("+{}", human_ns(t)),
+                });
+                self.next_mark += self.mark_every;
+            }
+        }
+    }
+
+    fn flush_all(&mut self) {
+        let mut keys: Vec<usize> = self.threads.keys().copied().collect();
+        keys.sort_unstable();
+        for k in keys {
+            if let Some(t) = self.threads.get_mut(&k) {
+                t.builder.finish(&mut self.framed, self.compressor.as_mut());
+            }
+        }
+        self.process
+            .finish(&mut self.framed, self.compressor.as_mut());
+        self.write_framed();
+        self.last_flush = clock::monotonic_ns();
+    }
+
+    /// One round: drain everything, emit metadata, flush when due.
+    pub fn round(&mut self) {
+        let raw = clock::now_raw();
+        let mono = clock::monotonic_ns();
+        if self.ticks.calibrate(raw, mono) {
+            let t = self.ticks.convert(raw);
+            self.process.meta(&Meta::Clock { t, raw });
+        }
+        if MODULES_DIRTY.swap(false, Ordering::AcqRel) {
+            self.scan_modules();
+        }
+        let req = FLUSH_REQ.load(Ordering::Acquire);
+        registry::snapshot(&mut self.states);
+        let states = std::mem::take(&mut self.states);
+        for &s in &states {
+            self.drain(s);
+        }
+        self.states = states;
+        self.retire_exited();
+        self.marks();
+        for warning in session::take_warnings() {
+            let t = self.now_ns();
+            self.process.meta(&Meta::Warning { t, message: warning });
+        }
+        let flush_due = mono.saturating_sub(self.last_flush) >= self.flush_ns;
+        let requested = FLUSH_DONE.load(Ordering::Acquire) != req;
+        if flush_due || requested || self.process.len() >= CHUNK_BYTES {
+            if requested && END_REQUESTED.load(Ordering::Acquire) && !self.ended {
+                self.ended = true;
+                let t = self.now_ns();
+                let how = match END_HOW.load(Ordering::Relaxed) {
+                    END_UNDERSCORE_EXIT => "_exit",
+                    _ => "exit",
+                };
+                self.process.meta(&Meta::End {
+                    t,
+                    how: how.into(),
+                });
+            }
+            self.flush_all();
+        }
+        if requested {
+            FLUSH_DONE.store(req, Ordering::Release);
+            futex_wake(&FLUSH_DONE);
+        }
+    }
+
+    /// Gives the exec hook access to the output for renaming.
+    pub fn output_mut(&mut self) -> &mut Output {
+        &mut self.out
+    }
+}
+
+fn read_comm(tid: u32) -> [u8; 16] {
+    let mut name = [0u8; 16];
+    let path = format!("/proc/self/task/{tid}/comm\0");
+    // SAFETY: open/read/close on a NUL-terminated path into a local buffer.
+    unsafe {
+        let fd = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd >= 0 {
+            let n = libc::read(fd, name.as_mut_ptr().cast(), 15);
+            libc::close(fd);
+            if n > 0 {
+                let n = n as usize;
+                if name[n - 1] == b'\n' {
+                    name[n - 1] = 0;
+                }
+            }
+        }
+    }
+    name
+}
+
+fn name_str(name: &[u8; 16]) -> String {
+    let n = name.iter().position(|&b| b == 0).unwrap_or(16);
+    String::from_utf8_lossy(&name[..n]).into_owned()
+}
+
+fn human_ns(ns: u64) -> String {
+    if ns % 1_000_000_000 == 0 {
+        format!("{}s", ns / 1_000_000_000)
+    } else if ns % 1_000_000 == 0 {
+        format!("{}ms", ns / 1_000_000)
+    } else {
+        format!("{}us", ns / 1_000)
+    }
+}
+
+/// The writer thread's body.
+pub extern "C" fn writer_main(_arg: *mut c_void) -> *mut c_void {
+    thread::set_current(BUSY);
+    // Signals go to the program's threads, never to ours.
+    // SAFETY: blocking all signals for this thread only.
+    unsafe {
+        let mut all: libc::sigset_t = core::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &all, core::ptr::null_mut());
+        libc::prctl(libc::PR_SET_NAME, c"memlens-writer".as_ptr() as libc::c_ulong, 0, 0, 0);
+    }
+    loop {
+        let seen = WAKE.load(Ordering::Acquire);
+        session::with_writer(|w| w.round());
+        let pending = FLUSH_REQ.load(Ordering::Acquire) != FLUSH_DONE.load(Ordering::Acquire);
+        if !pending && WAKE.load(Ordering::Acquire) == seen {
+            futex_wait(&WAKE, seen, 10_000_000);
+        }
+    }
+}
+
+/// Starts the writer thread; false if it could not be created.
+pub fn spawn() -> bool {
+    // SAFETY: plain pthread creation with a static entry point.
+    unsafe {
+        let mut tid: libc::pthread_t = 0;
+        let mut attr: libc::pthread_attr_t = core::mem::zeroed();
+        libc::pthread_attr_init(&mut attr);
+        libc::pthread_attr_setdetachstate(&mut attr, libc::PTHREAD_CREATE_DETACHED);
+        let r = libc::pthread_create(&mut tid, &attr, writer_main, core::ptr::null_mut());
+        libc::pthread_attr_destroy(&mut attr);
+        r == 0
+    }
+}
+
+/// Resets the cross-thread words in a forked child (its writer is new).
+pub fn reset_after_fork() {
+    WAKE.store(0, Ordering::Relaxed);
+    FLUSH_REQ.store(0, Ordering::Relaxed);
+    FLUSH_DONE.store(0, Ordering::Relaxed);
+    END_REQUESTED.store(false, Ordering::Relaxed);
+    EVENTS_WRITTEN.store(0, Ordering::Relaxed);
+}

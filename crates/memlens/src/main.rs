@@ -1,0 +1,70 @@
+//! The `memlens` command line: argument parsing and glue between the trace
+//! reader, the analysis crates and the terminal. No analysis lives here.
+//!
+//! Exit status: the recorded program's status for `record`; 2 for usage
+//! errors (a bad argument, an unknown name); 1 for failures (an unreadable
+//! file). Errors are one sentence on stderr naming the file, offset or
+//! argument at fault.
+
+mod dump_cmd;
+mod load;
+mod record;
+mod sites;
+mod summary_cmd;
+
+use clap::{Parser, Subcommand};
+
+/// Record how a program uses memory and look at it through three lenses:
+/// heap evolution, allocation map and cache.
+#[derive(Parser)]
+#[command(name = "memlens", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a program under the recorder and write a trace of every allocation.
+    Record(record::RecordArgs),
+    /// Totals, peak, leaks and top allocation sites of a trace.
+    Summary(summary_cmd::SummaryArgs),
+    /// Print every record of a trace, one per line.
+    Dump(dump_cmd::DumpArgs),
+}
+
+/// A usage error: exits with status 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn main() {
+    // Die quietly on a closed pipe (`memlens dump x | head`), as Unix tools do.
+    // SAFETY: restoring the default disposition of one signal.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Record(a) => record::run(a),
+        Command::Summary(a) => summary_cmd::run(a),
+        Command::Dump(a) => dump_cmd::run(a),
+    };
+    match result {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            let code = if e.downcast_ref::<UsageError>().is_some() {
+                2
+            } else {
+                1
+            };
+            eprintln!("memlens: {e:#}");
+            std::process::exit(code);
+        }
+    }
+}

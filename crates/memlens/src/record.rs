@@ -1,0 +1,267 @@
+//! `memlens record [-o FILE] [--unwind fp|dwarf] -- CMD ARGS…`: runs a
+//! program under the LD_PRELOAD recorder and reports the trace files.
+//!
+//! The recorder library is looked for in `$MEMLENS_PRELOAD`, next to this
+//! executable (a `cargo build` puts both in `target/<profile>/`), and in
+//! `../lib/memlens/`. Children are followed: a forked child writes its own
+//! trace, and a program started through a wrapper script that `exec`s it
+//! keeps the requested file name (see `memlens-preload`'s `output.rs`).
+//! The exit status is the program's (128 + N when it was killed by signal N).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use object::{Object, ObjectSymbol};
+
+use crate::UsageError;
+use crate::summary_cmd::{bytes, duration};
+
+/// Arguments of `memlens record`.
+#[derive(clap::Args)]
+pub struct RecordArgs {
+    /// Where to write the trace (default: memlens.<prog>.<pid>.mlens in the
+    /// current directory). Forked children write next to it.
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    /// How to capture call stacks: `fp` walks frame pointers (fast; DWARF
+    /// steps through system libraries such as libstdc++'s operator new);
+    /// `dwarf` unwinds every frame with DWARF CFI (for code built without
+    /// frame pointers).
+    #[arg(long, value_parser = ["fp", "dwarf"], default_value = "fp")]
+    unwind: String,
+    /// Place a mark periodically, e.g. `100ms` or `1s` (marks are natural
+    /// snapshot times for the heap-evolution lens).
+    #[arg(long, value_name = "DURATION")]
+    mark_every: Option<String>,
+    /// Overwrite the output file if it exists.
+    #[arg(short, long)]
+    force: bool,
+    /// Print nothing but errors.
+    #[arg(short, long)]
+    quiet: bool,
+    /// The program and its arguments.
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "CMD")]
+    command: Vec<OsString>,
+}
+
+fn find_preload() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("MEMLENS_PRELOAD") {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            return Ok(p);
+        }
+        bail!("MEMLENS_PRELOAD names {}, which does not exist", p.display());
+    }
+    let exe = std::env::current_exe().context("cannot find the memlens executable")?;
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    for candidate in [
+        dir.join("libmemlens_preload.so"),
+        dir.join("../libmemlens_preload.so"),
+        dir.join("../lib/memlens/libmemlens_preload.so"),
+    ] {
+        if candidate.is_file() {
+            return Ok(candidate.canonicalize().unwrap_or(candidate));
+        }
+    }
+    bail!(
+        "cannot find the recorder library libmemlens_preload.so next to {}; build it with `cargo build --release` (it is part of the workspace) or set MEMLENS_PRELOAD",
+        exe.display()
+    )
+}
+
+/// Finds `cmd` on `PATH` as the shell would.
+fn resolve_command(cmd: &Path) -> Option<PathBuf> {
+    if cmd.components().count() > 1 {
+        return cmd.is_file().then(|| cmd.to_path_buf());
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(cmd))
+        .find(|p| p.is_file())
+}
+
+/// What the executable's ELF says about interposition.
+enum Interposition {
+    Fine,
+    StaticBinary,
+    OwnAllocator(String),
+}
+
+fn inspect(path: &Path) -> Interposition {
+    let Ok(data) = std::fs::read(path) else {
+        return Interposition::Fine;
+    };
+    let Ok(file) = object::File::parse(&*data) else {
+        return Interposition::Fine; // a script: its interpreter is checked when it runs
+    };
+    let dynamic = file
+        .sections()
+        .any(|s| object::ObjectSection::name(&s) == Ok(".interp"));
+    if !dynamic && file.kind() == object::ObjectKind::Executable {
+        return Interposition::StaticBinary;
+    }
+    for sym in file.dynamic_symbols().chain(file.symbols()) {
+        let Ok(name) = sym.name() else { continue };
+        if sym.is_definition() && matches!(name, "malloc" | "je_malloc" | "_rjem_malloc" | "mi_malloc" | "tc_malloc") {
+            return Interposition::OwnAllocator(name.to_string());
+        }
+    }
+    Interposition::Fine
+}
+
+/// Runs `memlens record`.
+pub fn run(args: RecordArgs) -> Result<i32> {
+    let preload = find_preload()?;
+    let program = PathBuf::from(&args.command[0]);
+    let Some(resolved) = resolve_command(&program) else {
+        return Err(UsageError(format!(
+            "cannot find the program `{}` (not a file, and not on PATH)",
+            program.display()
+        ))
+        .into());
+    };
+    match inspect(&resolved) {
+        Interposition::StaticBinary => bail!(
+            "{} is statically linked, so LD_PRELOAD cannot intercept its allocations; rebuild it dynamically linked",
+            resolved.display()
+        ),
+        Interposition::OwnAllocator(name) if !args.quiet => eprintln!(
+            "memlens: warning: {} defines its own allocator ({name}); allocations through it are invisible to LD_PRELOAD and will not be recorded",
+            resolved.display()
+        ),
+        _ => {}
+    }
+    if let Some(out) = &args.output {
+        if out.exists() && !args.force {
+            return Err(UsageError(format!(
+                "{} already exists; pass --force to overwrite it",
+                out.display()
+            ))
+            .into());
+        }
+    }
+    if let Some(every) = &args.mark_every {
+        if parse_duration(every).is_none() {
+            return Err(UsageError(format!(
+                "--mark-every {every}: expected a duration such as 100ms, 1.5s or 250us"
+            ))
+            .into());
+        }
+    }
+    let manifest = std::env::temp_dir().join(format!(
+        "memlens-manifest-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    let mut cmd = Command::new(&args.command[0]);
+    cmd.args(&args.command[1..]);
+    let mut ld_preload = preload.as_os_str().to_os_string();
+    if let Some(existing) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
+        ld_preload.push(" ");
+        ld_preload.push(existing);
+    }
+    cmd.env("LD_PRELOAD", ld_preload)
+        .env("MEMLENS_MANIFEST", &manifest)
+        .env("MEMLENS_UNWIND", &args.unwind)
+        .env_remove("MEMLENS_CLAIMED");
+    match &args.output {
+        Some(out) => {
+            let abs = std::path::absolute(out).unwrap_or_else(|_| out.clone());
+            cmd.env("MEMLENS_OUTPUT", &abs);
+        }
+        None => {
+            cmd.env_remove("MEMLENS_OUTPUT");
+            cmd.env("MEMLENS_DIR", std::env::current_dir()?);
+        }
+    }
+    if let Some(every) = &args.mark_every {
+        cmd.env("MEMLENS_MARK_EVERY", every);
+    }
+    // Ctrl-C goes to the program (same process group); we report afterwards.
+    // SAFETY: ignoring SIGINT/SIGQUIT in this process only.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+    }
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot start {}", program.display()))?;
+    let code = match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
+        (Some(c), _) => c,
+        (None, Some(sig)) => 128 + sig,
+        _ => 1,
+    };
+    let mut paths: Vec<PathBuf> = Vec::new();
+    if let Ok(text) = std::fs::read_to_string(&manifest) {
+        for line in text.lines() {
+            let p = PathBuf::from(line);
+            if p.is_file() && !paths.contains(&p) {
+                paths.push(p);
+            }
+        }
+    }
+    std::fs::remove_file(&manifest).ok();
+    if !args.quiet {
+        report(&paths, &resolved);
+    }
+    Ok(code)
+}
+
+fn parse_duration(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let (num, mult) = [("ms", 1e6), ("us", 1e3), ("ns", 1.0), ("s", 1e9)]
+        .iter()
+        .find_map(|(suffix, m)| s.strip_suffix(suffix).map(|n| (n, *m)))?;
+    let v: f64 = num.parse().ok()?;
+    (v > 0.0).then(|| (v * mult) as u64)
+}
+
+/// Prints where the traces are, with a one-line summary of each.
+fn report(paths: &[PathBuf], program: &Path) {
+    if paths.is_empty() {
+        eprintln!(
+            "memlens: no trace was written: {} never started the recorder (is it a setuid program, or does it clear LD_PRELOAD?)",
+            program.display()
+        );
+        return;
+    }
+    for path in paths {
+        let Ok(loaded) = crate::load::open(path) else {
+            eprintln!("memlens: wrote {}", path.display());
+            continue;
+        };
+        let md = &loaded.metadata;
+        let name = md
+            .process
+            .as_ref()
+            .map(|p| format!("{} (pid {})", p.exe, p.pid))
+            .unwrap_or_default();
+        let (s, _) = crate::summary_cmd::summarize(&loaded);
+        eprintln!(
+            "memlens: wrote {} — {name}: {} allocations, {} frees, {} reallocations; peak {} at {}; {} leaked in {} blocks",
+            path.display(),
+            s.allocations,
+            s.frees,
+            s.reallocations,
+            bytes(s.peak_bytes),
+            duration(s.peak_time_ns),
+            bytes(s.leaked_bytes),
+            s.leaked_allocations
+        );
+        for (_, w) in &md.warnings {
+            eprintln!("memlens: warning: {w}");
+        }
+        if s.allocations == 0 && md.event_records == 0 {
+            eprintln!(
+                "memlens: warning: no allocation was recorded; the program may use a statically linked allocator (jemalloc, mimalloc, …) that LD_PRELOAD cannot see"
+            );
+        }
+    }
+    if let Some(first) = paths.last() {
+        eprintln!("memlens: next: memlens summary {}", first.display());
+    }
+}

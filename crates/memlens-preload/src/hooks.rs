@@ -111,13 +111,20 @@ fn stack_id(state: &ThreadState) -> u64 {
     let mut frames = [0u64; MAX_DEPTH];
     // SAFETY: only this thread touches its cache and stack table, and it is
     // inside the guard.
-    let (cache, stacks) = unsafe { (&mut *state.dwarf_cache.get(), &mut *state.stacks.get()) };
+    let (cache, stacks, previous) = unsafe {
+        (
+            &mut *state.dwarf_cache.get(),
+            &mut *state.stacks.get(),
+            &mut *state.stack_cache.get(),
+        )
+    };
     let n = stack::capture(
         &mut frames,
         state.stack_lo,
         state.stack_hi,
         crate::unwind_mode(),
         cache,
+        previous,
     );
     let (id, new) = stacks.intern(&frames[..n]);
     if new {

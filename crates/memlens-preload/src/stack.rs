@@ -16,6 +16,57 @@ use crate::dwarf;
 /// The most frames kept per stack.
 pub const MAX_DEPTH: usize = 64;
 
+/// The previous stack of a thread, with each frame's stack pointer.
+///
+/// Every return address of a walk was read from the stack slot just below
+/// its caller's stack pointer (`sp − 8`, for frame-pointer and DWARF steps
+/// alike). When a new walk reaches a frame at the same stack pointer and
+/// return address as a frame of the previous walk, and every outer slot of
+/// the previous walk still holds the return address read from it, the stack
+/// from there on is the same: its frames are copied instead of unwound.
+/// (Matching one frame alone is not enough: a helper called from two
+/// different functions with equal frame sizes sits at the same place.)
+/// Allocation-heavy loops then unwind only the frames that changed, and
+/// never again the DWARF steps through libc's start-up frames.
+pub struct StackCache {
+    sp: [usize; MAX_DEPTH],
+    ip: [u64; MAX_DEPTH],
+    len: usize,
+}
+
+impl StackCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        StackCache {
+            sp: [0; MAX_DEPTH],
+            ip: [0; MAX_DEPTH],
+            len: 0,
+        }
+    }
+
+    /// Index of the cached frame with this stack pointer and return address
+    /// whose outer frames are all still on the stack unchanged.
+    #[inline]
+    fn find(&self, sp: usize, ip: u64, lo: usize, hi: usize) -> Option<usize> {
+        // Stack pointers grow outwards along the cached walk.
+        let i = self.sp[..self.len].partition_point(|&s| s < sp);
+        if i >= self.len || self.sp[i] != sp || self.ip[i] != ip {
+            return None;
+        }
+        for k in i + 1..self.len {
+            let slot = self.sp[k].wrapping_sub(8);
+            if slot < lo || slot + 8 > hi || slot & 7 != 0 {
+                return None;
+            }
+            // SAFETY: bounds-checked against this thread's stack.
+            if unsafe { *(slot as *const u64) } != self.ip[k] {
+                return None;
+            }
+        }
+        Some(i)
+    }
+}
+
 /// How stacks are captured.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -50,6 +101,7 @@ pub fn capture(
     stack_hi: usize,
     mode: Mode,
     cache: &mut dwarf::Cache,
+    previous: &mut StackCache,
 ) -> usize {
     let mut fp: usize;
     let mut sp: usize;
@@ -77,9 +129,19 @@ pub fn capture(
             }
             out[0] = ret as u64;
             n = 1;
+            let mut sps = [0usize; MAX_DEPTH];
+            sps[0] = caller_sp;
             let mut regs = (ret, caller_sp, next_fp);
             while n < MAX_DEPTH {
                 let (ip, sp_now, bp_now) = regs;
+                if let Some(j) = previous.find(sp_now, ip as u64, stack_lo, stack_hi) {
+                    // Same activation as in the previous walk: reuse its callers.
+                    let k = (previous.len - j - 1).min(MAX_DEPTH - n);
+                    out[n..n + k].copy_from_slice(&previous.ip[j + 1..j + 1 + k]);
+                    sps[n..n + k].copy_from_slice(&previous.sp[j + 1..j + 1 + k]);
+                    n += k;
+                    break;
+                }
                 let use_dwarf = mode == Mode::Dwarf || dwarf::lacks_frame_pointers(ip);
                 let step = if use_dwarf {
                     dwarf::step(cache, ip, sp_now, bp_now, stack_lo, stack_hi)
@@ -93,12 +155,16 @@ pub fn capture(
                 match next {
                     Some((ip2, sp2, bp2)) if ip2 > 4096 => {
                         out[n] = ip2 as u64;
+                        sps[n] = sp2;
                         n += 1;
                         regs = (ip2, sp2, bp2);
                     }
                     _ => break,
                 }
             }
+            previous.ip[..n].copy_from_slice(&out[..n]);
+            previous.sp[..n].copy_from_slice(&sps[..n]);
+            previous.len = n;
             return n;
         }
         if next_fp <= fp {

@@ -43,6 +43,8 @@ pub struct ThreadState {
     pub stacks: core::cell::UnsafeCell<LocalStacks>,
     /// DWARF unwind rule cache.
     pub dwarf_cache: core::cell::UnsafeCell<dwarf::Cache>,
+    /// The previous stack, for reuse of unchanged outer frames.
+    pub stack_cache: core::cell::UnsafeCell<crate::stack::StackCache>,
     /// Head position at which the writer was last woken.
     pub last_wake: Cell<u64>,
     /// Set by the key destructor: the writer retires the state once drained.
@@ -126,6 +128,7 @@ pub fn create() -> *mut ThreadState {
         stack_hi,
         stacks: core::cell::UnsafeCell::new(LocalStacks::new()),
         dwarf_cache: core::cell::UnsafeCell::new(dwarf::Cache::new_in()),
+        stack_cache: core::cell::UnsafeCell::new(crate::stack::StackCache::new()),
         last_wake: Cell::new(0),
         exited: AtomicBool::new(false),
         exit_name: core::cell::UnsafeCell::new([0; 16]),

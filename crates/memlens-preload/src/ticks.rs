@@ -53,8 +53,14 @@ impl TickConverter {
         if !self.tsc {
             return raw.saturating_sub(self.mono0);
         }
-        let i = self.segments.partition_point(|s| s.0 <= raw);
-        let (r0, n0, rate) = self.segments[i.saturating_sub(1)];
+        // Almost every conversion falls in the newest segment.
+        let last = self.segments[self.segments.len() - 1];
+        let (r0, n0, rate) = if raw >= last.0 {
+            last
+        } else {
+            let i = self.segments.partition_point(|s| s.0 <= raw);
+            self.segments[i.saturating_sub(1)]
+        };
         if raw <= r0 {
             return n0;
         }

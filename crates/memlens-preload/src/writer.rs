@@ -10,8 +10,8 @@
 //! flush and wait (bounded) for the answer.
 
 use core::ffi::c_void;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
-use std::collections::HashMap;
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use rustc_hash::FxHashMap as HashMap;
 
 use memlens_trace::format::ChunkKind;
 use memlens_trace::{AllocFn, ChunkBuilder, Event, Meta, Module};
@@ -32,8 +32,6 @@ static END_REQUESTED: AtomicBool = AtomicBool::new(false);
 static END_HOW: AtomicU32 = AtomicU32::new(0);
 /// Set when loaded modules may have changed.
 pub static MODULES_DIRTY: AtomicBool = AtomicBool::new(false);
-/// Events written (for the end-of-run statistics).
-static EVENTS_WRITTEN: AtomicU64 = AtomicU64::new(0);
 
 fn futex_wake(word: &AtomicU32) {
     // SAFETY: FUTEX_WAKE on a valid aligned u32.
@@ -149,8 +147,8 @@ impl Writer {
                 None
             },
             process: ChunkBuilder::new(ChunkKind::Process, 0),
-            threads: HashMap::new(),
-            stack_nodes: HashMap::new(),
+            threads: HashMap::default(),
+            stack_nodes: HashMap::default(),
             next_stack: 1,
             modules: Vec::new(),
             ticks: TickConverter::new(clock::uses_tsc(), raw0, mono0),
@@ -260,6 +258,9 @@ impl Writer {
             );
         }
         let mut written = 0u64;
+        let Some(mut t) = self.threads.remove(&key) else {
+            return;
+        };
         while i < head {
             let slot = state.ring.read(i);
             i += 1;
@@ -280,7 +281,6 @@ impl Writer {
                     let frames = std::mem::take(&mut self.frames);
                     let global = self.intern(&frames);
                     self.frames = frames;
-                    let t = self.threads.get_mut(&key).expect("inserted above");
                     if t.local_to_global.len() <= local {
                         t.local_to_global.resize(local + 1, 0);
                     }
@@ -288,7 +288,6 @@ impl Writer {
                 }
                 kind::ALLOC | kind::FREE | kind::REALLOC => {
                     let time = self.ticks.convert(slot[0]);
-                    let t = self.threads.get_mut(&key).expect("inserted above");
                     let stack = |local: u64| {
                         t.local_to_global
                             .get(local as usize)
@@ -326,7 +325,7 @@ impl Writer {
                     };
                     t.builder.event(&event);
                     written += 1;
-                    if t.builder.len() >= CHUNK_BYTES {
+                    if written % 256 == 0 && t.builder.len() >= CHUNK_BYTES {
                         t.builder.finish(&mut self.framed, self.compressor.as_mut());
                     }
                 }
@@ -334,7 +333,10 @@ impl Writer {
             }
         }
         state.ring.release(head);
-        EVENTS_WRITTEN.fetch_add(written, Ordering::Relaxed);
+        if t.builder.len() >= CHUNK_BYTES {
+            t.builder.finish(&mut self.framed, self.compressor.as_mut());
+        }
+        self.threads.insert(key, t);
         if self.framed.len() >= CHUNK_BYTES {
             self.write_framed();
         }
@@ -539,5 +541,4 @@ pub fn reset_after_fork() {
     FLUSH_REQ.store(0, Ordering::Relaxed);
     FLUSH_DONE.store(0, Ordering::Relaxed);
     END_REQUESTED.store(false, Ordering::Relaxed);
-    EVENTS_WRITTEN.store(0, Ordering::Relaxed);
 }

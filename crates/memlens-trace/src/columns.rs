@@ -19,7 +19,7 @@
 //! 5.1 for the same values row by row. See `docs/trace-format.md` for the
 //! byte layout.
 
-use std::collections::{HashMap, VecDeque};
+use rustc_hash::FxHashMap;
 
 use crate::record::{AllocFn, Event, TimeNs};
 use crate::varint::{Cursor, put_i64, put_u64};
@@ -79,6 +79,95 @@ fn size_class(size: u64) -> u64 {
     (size.saturating_add(8 + 15) & !15).max(32)
 }
 
+/// A short most-recent-last list of addresses in one contiguous array, so
+/// searching it is a vectorisable scan.
+#[derive(Debug, Clone, Copy)]
+struct Recent<const N: usize> {
+    addrs: [u64; N],
+    len: usize,
+}
+
+impl<const N: usize> Default for Recent<N> {
+    fn default() -> Self {
+        Recent {
+            addrs: [0; N],
+            len: 0,
+        }
+    }
+}
+
+impl<const N: usize> Recent<N> {
+    fn push(&mut self, addr: u64) {
+        if self.len == N {
+            self.addrs.copy_within(1.., 0);
+            self.len -= 1;
+        }
+        self.addrs[self.len] = addr;
+        self.len += 1;
+    }
+
+    /// Position of `addr` counted from the most recent (0 = last pushed).
+    fn find(&self, addr: u64) -> Option<usize> {
+        self.addrs[..self.len]
+            .iter()
+            .rposition(|&a| a == addr)
+            .map(|i| self.len - 1 - i)
+    }
+
+    /// The entry `k` places from the most recent.
+    fn get(&self, k: usize) -> Option<u64> {
+        let i = self.len.checked_sub(1 + k)?;
+        Some(self.addrs[i])
+    }
+
+    /// Removes the entry `k` places from the most recent.
+    fn remove(&mut self, k: usize) -> Option<u64> {
+        let i = self.len.checked_sub(1 + k)?;
+        let a = self.addrs[i];
+        self.addrs.copy_within(i + 1..self.len, i);
+        self.len -= 1;
+        Some(a)
+    }
+}
+
+/// Recently freed addresses per size class: a direct table for the classes
+/// up to 64 KiB (one lookup, no hashing), a map beyond. Only the classes a
+/// chunk touched are cleared when the next chunk starts.
+#[derive(Default, Debug)]
+struct FreedByClass {
+    small: Vec<Recent<CLASS_DEPTH>>,
+    touched: Vec<u32>,
+    large: FxHashMap<u64, Recent<CLASS_DEPTH>>,
+}
+
+const SMALL_CLASSES: usize = 4096;
+
+impl FreedByClass {
+    fn get_mut(&mut self, class: u64) -> &mut Recent<CLASS_DEPTH> {
+        let i = (class / 16) as usize;
+        if i < SMALL_CLASSES {
+            if self.small.is_empty() {
+                self.small = vec![Recent::default(); SMALL_CLASSES];
+            }
+            let r = &mut self.small[i];
+            if r.len == 0 {
+                self.touched.push(i as u32);
+            }
+            r
+        } else {
+            self.large.entry(class).or_default()
+        }
+    }
+
+    fn clear(&mut self) {
+        for &i in &self.touched {
+            self.small[i as usize].len = 0;
+        }
+        self.touched.clear();
+        self.large.clear();
+    }
+}
+
 /// The prediction state, identical on both sides.
 #[derive(Default, Debug)]
 struct Model {
@@ -86,28 +175,30 @@ struct Model {
     prev_alloc: u64,
     /// Allocations of this chunk by ordinal − 1: (address, size).
     allocs: Vec<(u64, u64)>,
-    /// Recently freed addresses per size class, most recent last.
-    freed: HashMap<u64, VecDeque<u64>>,
-    /// Ends of recent allocations, most recent last.
-    ends: VecDeque<u64>,
+    /// Recently freed addresses per size class.
+    freed: FreedByClass,
+    /// Ends of recent allocations.
+    ends: Recent<ENDS_DEPTH>,
 }
 
 impl Model {
+    /// Starts over for a new chunk, keeping allocated capacity.
+    fn reset(&mut self, t_first: TimeNs) {
+        self.prev_t = t_first;
+        self.prev_alloc = 0;
+        self.allocs.clear();
+        self.freed.clear();
+        self.ends = Recent::default();
+    }
+
     fn after_alloc(&mut self, addr: u64, size: u64) {
         self.prev_alloc = addr;
         self.allocs.push((addr, size));
-        self.ends.push_back(addr.wrapping_add(size_class(size)));
-        if self.ends.len() > ENDS_DEPTH {
-            self.ends.pop_front();
-        }
+        self.ends.push(addr.wrapping_add(size_class(size)));
     }
 
     fn after_free(&mut self, addr: u64, size: u64) {
-        let list = self.freed.entry(size_class(size)).or_default();
-        list.push_back(addr);
-        if list.len() > CLASS_DEPTH {
-            list.pop_front();
-        }
+        self.freed.get_mut(size_class(size)).push(addr);
     }
 }
 
@@ -117,7 +208,7 @@ pub struct ColumnEncoder {
     cols: [Vec<u8>; COLUMNS],
     model: Model,
     /// Live blocks allocated in this chunk: address → ordinal (1-based).
-    live: HashMap<u64, u64>,
+    live: FxHashMap<u64, u32>,
     events: u32,
 }
 
@@ -127,10 +218,7 @@ impl ColumnEncoder {
         for c in &mut self.cols {
             c.clear();
         }
-        self.model = Model {
-            prev_t: t_first,
-            ..Model::default()
-        };
+        self.model.reset(t_first);
         self.live.clear();
         self.events = 0;
     }
@@ -175,14 +263,13 @@ impl ColumnEncoder {
 
     /// Encodes the address of a new block; returns its mode.
     fn new_addr(&mut self, addr: u64, size: u64) -> u8 {
-        if let Some(list) = self.model.freed.get_mut(&size_class(size)) {
-            if let Some(k) = list.iter().rev().position(|&a| a == addr) {
-                list.remove(list.len() - 1 - k);
-                self.cols[col::PRED].push(k as u8);
-                return op::MODE_CLASS_OR_REF;
-            }
+        let list = self.model.freed.get_mut(size_class(size));
+        if let Some(k) = list.find(addr) {
+            list.remove(k);
+            self.cols[col::PRED].push(k as u8);
+            return op::MODE_CLASS_OR_REF;
         }
-        if let Some(k) = self.model.ends.iter().rev().position(|&a| a == addr) {
+        if let Some(k) = self.model.ends.find(addr) {
             self.cols[col::PRED].push(k as u8);
             return op::MODE_END;
         }
@@ -193,6 +280,7 @@ impl ColumnEncoder {
     fn old_addr(&mut self, addr: u64) -> u8 {
         match self.live.remove(&addr) {
             Some(ordinal) => {
+                let ordinal = u64::from(ordinal);
                 let distance = self.model.allocs.len() as u64 - ordinal;
                 self.cols[col::REF_LO].push(distance as u8);
                 put_u64(&mut self.cols[col::REF_HI], distance >> 8);
@@ -206,11 +294,15 @@ impl ColumnEncoder {
 
     fn register(&mut self, addr: u64, size: u64) {
         self.model.after_alloc(addr, size);
-        self.live.insert(addr, self.model.allocs.len() as u64);
+        self.live.insert(addr, self.model.allocs.len() as u32);
     }
 
     /// Appends one event (its thread is the chunk's stream).
     pub fn push(&mut self, event: &Event) {
+        self.push_inner(event);
+    }
+
+    fn push_inner(&mut self, event: &Event) {
         match *event {
             Event::Alloc {
                 t,
@@ -309,14 +401,11 @@ impl<'a> ColumnDecoder<'a> {
         match mode {
             op::MODE_CLASS_OR_REF => {
                 let k = usize::from(self.cols[col::PRED].u8()?);
-                let list = self.model.freed.get_mut(&size_class(size))?;
-                let i = list.len().checked_sub(1 + k)?;
-                list.remove(i)
+                self.model.freed.get_mut(size_class(size)).remove(k)
             }
             op::MODE_END => {
                 let k = usize::from(self.cols[col::PRED].u8()?);
-                let i = self.model.ends.len().checked_sub(1 + k)?;
-                self.model.ends.get(i).copied()
+                self.model.ends.get(k)
             }
             _ => self.delta(mode),
         }

@@ -109,7 +109,9 @@ pub struct SummaryBuilder {
     stacks: Vec<StackState>,
     current: u64,
     peak_epoch: u64,
-    last_alloc_by_thread: AddrMap<u64>,
+    /// Per thread, the address of its latest allocation (few threads: a
+    /// short list searched from the thread seen last is cheaper than a map).
+    last_alloc_by_thread: Vec<(u32, u64)>,
 }
 
 impl SummaryBuilder {
@@ -172,7 +174,24 @@ impl SummaryBuilder {
         st.figures.allocations += 1;
         st.figures.bytes += size;
         self.add_live(t, addr, size, stack);
-        self.last_alloc_by_thread.insert(u64::from(tid), addr);
+        *self.last_alloc(tid) = addr;
+    }
+
+    fn last_alloc(&mut self, tid: u32) -> &mut u64 {
+        let list = &mut self.last_alloc_by_thread;
+        match list.iter().position(|&(t, _)| t == tid) {
+            Some(i) => {
+                // Keep the most recent thread first.
+                if i != 0 {
+                    list.swap(0, i);
+                }
+                &mut list[0].1
+            }
+            None => {
+                list.insert(0, (tid, 0));
+                &mut list[0].1
+            }
+        }
     }
 
     /// A free of `addr` by thread `tid`.
@@ -181,8 +200,8 @@ impl SummaryBuilder {
         self.s.duration_ns = t;
         match self.live.remove(&addr) {
             Some(old) => {
-                let last = self.last_alloc_by_thread.get_mut(&u64::from(tid));
-                if let Some(last) = last.filter(|last| **last == addr) {
+                let last = self.last_alloc(tid);
+                if *last == addr {
                     *last = 0;
                     self.s.temporary += 1;
                     self.stack(old.stack).figures.temporary += 1;
@@ -214,7 +233,7 @@ impl SummaryBuilder {
         st.figures.allocations += 1;
         st.figures.bytes += size;
         self.add_live(t, new_addr, size, stack);
-        self.last_alloc_by_thread.insert(u64::from(tid), new_addr);
+        *self.last_alloc(tid) = new_addr;
     }
 
     /// Notes the end of the trace (when the last record, not event, was).

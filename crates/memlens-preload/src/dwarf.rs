@@ -138,15 +138,32 @@ fn snapshot() -> Option<&'static Snapshot> {
     (!p.is_null()).then(|| unsafe { &*p })
 }
 
-/// True when `ip` lies in a module assumed to be built without frame pointers.
+/// What is known about a code address.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Code {
+    /// Not inside any loaded executable segment: not a real return address.
+    Unknown,
+    /// In a module assumed to use frame pointers.
+    FramePointers,
+    /// In a module assumed to be built without frame pointers.
+    NoFramePointers,
+}
+
+/// Classifies `ip` by the module that contains it.
 #[inline]
-pub fn lacks_frame_pointers(ip: usize) -> bool {
+pub fn classify(ip: usize) -> Code {
     let Some(s) = snapshot() else {
-        return false;
+        return Code::FramePointers;
     };
     let ip = ip as u64;
     let i = s.ranges.partition_point(|r| r.start <= ip);
-    i > 0 && ip < s.ranges[i - 1].end && s.ranges[i - 1].lacks_fp
+    if i == 0 || ip >= s.ranges[i - 1].end {
+        Code::Unknown
+    } else if s.ranges[i - 1].lacks_fp {
+        Code::NoFramePointers
+    } else {
+        Code::FramePointers
+    }
 }
 
 /// One DWARF step from the frame `(ip, sp, bp)`, where `ip` is a return

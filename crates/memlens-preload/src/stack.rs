@@ -142,7 +142,18 @@ pub fn capture(
                     n += k;
                     break;
                 }
-                let use_dwarf = mode == Mode::Dwarf || dwarf::lacks_frame_pointers(ip);
+                let code = dwarf::classify(ip);
+                if code == dwarf::Code::Unknown {
+                    // A frame-pointer walk through code without frame
+                    // pointers read something that is not a return address.
+                    // (Frame 0 is always real: it was read from our own frame;
+                    // it may be JIT code, which is kept.)
+                    if n > 1 {
+                        n -= 1;
+                    }
+                    break;
+                }
+                let use_dwarf = mode == Mode::Dwarf || code == dwarf::Code::NoFramePointers;
                 let step = if use_dwarf {
                     dwarf::step(cache, ip, sp_now, bp_now, stack_lo, stack_hi)
                 } else {

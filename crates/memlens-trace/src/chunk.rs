@@ -239,7 +239,12 @@ pub fn frame_columns(
 
 /// Expands a codec-2 stored payload into the decompressed columnar form
 /// (`varint C, C × varint length, columns`) in `out`.
-pub fn unpack_columns(stored: &[u8], raw_len: usize, out: &mut Vec<u8>) -> Result<(), String> {
+pub fn unpack_columns(
+    stored: &[u8],
+    raw_len: usize,
+    out: &mut Vec<u8>,
+    mut decompressor: Option<&mut zstd::bulk::Decompressor<'static>>,
+) -> Result<(), String> {
     use crate::varint::{Cursor, put_u64};
     let mut c = Cursor::new(stored);
     let n = c.u64().ok_or("the column table is truncated")? as usize;
@@ -268,8 +273,12 @@ pub fn unpack_columns(stored: &[u8], raw_len: usize, out: &mut Vec<u8>) -> Resul
             Some(Codec::Zstd) => {
                 let at = out.len();
                 out.resize(at + raw, 0);
-                let got = zstd::bulk::decompress_to_buffer(body, &mut out[at..])
-                    .map_err(|e| format!("column {i} does not decompress: {e}"))?;
+                let dst = &mut out[at..];
+                let got = match decompressor.as_deref_mut() {
+                    Some(d) => d.decompress_to_buffer(body, dst),
+                    None => zstd::bulk::decompress_to_buffer(body, dst),
+                }
+                .map_err(|e| format!("column {i} does not decompress: {e}"))?;
                 if got != raw {
                     return Err(format!("column {i} decompresses to {got} bytes, not {raw}"));
                 }

@@ -32,6 +32,7 @@ pub mod merge;
 pub mod metadata;
 pub mod reader;
 pub mod record;
+pub mod refs;
 pub mod varint;
 pub mod writer;
 
@@ -43,4 +44,5 @@ pub use reader::{ChunkInfo, Damage, OpenError, TraceFile};
 pub use record::{
     AllocFn, ClockSource, Event, Meta, Module, ProcessInfo, Segment, StackId, TimeNs,
 };
+pub use refs::{RefItem, RefKind, RefRecord, ReferenceWriter, read_references};
 pub use writer::TraceWriter;

@@ -5,21 +5,45 @@
 //! Chunk headers carry each chunk's first and last time, so a thread's stream
 //! is only opened when the merge reaches its first chunk's time and dropped
 //! when its last chunk is consumed: memory is one decoded chunk per thread
-//! alive at a time, independent of the trace length. With one thread the
-//! merge is a straight walk over its chunks.
+//! alive at a time, independent of the trace length.
+//!
+//! Decoding runs on a second thread. The merge asks for a thread's next chunk
+//! exactly when the previous one runs out, at that chunk's last time, so the
+//! order of requests is known from the headers alone; the decoding thread
+//! works through the chunks in that order a few chunks ahead (a bounded
+//! channel), and the merge stashes the rare chunk that arrives early because
+//! of a tie.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::collections::{BinaryHeap, VecDeque};
 
-use crate::decode::{Record, RecordDecoder};
+use rustc_hash::FxHashMap as HashMap;
+use std::sync::mpsc::{Receiver, sync_channel};
+
+use crate::decode::decode_events;
 use crate::format::ChunkKind;
 use crate::reader::{ChunkInfo, Damage, TraceFile};
 use crate::record::Event;
 
+/// A decoded chunk: its index in [`TraceFile::chunks`], its events and the
+/// damage met (the events before the damage are kept).
+type Decoded = (usize, Vec<Event>, Option<Damage>);
+
 struct Stream {
-    chunks: VecDeque<ChunkInfo>,
+    /// Indices into the trace's chunk list, in order.
+    chunks: VecDeque<usize>,
     events: Vec<Event>,
     pos: usize,
+}
+
+enum Source {
+    /// Decode on the calling thread (tiny traces, or no second thread).
+    Inline { scratch: Vec<u8>, payload: Vec<u8> },
+    /// Decoded ahead by a second thread.
+    Prefetch {
+        rx: Receiver<Decoded>,
+        stash: HashMap<usize, (Vec<Event>, Option<Damage>)>,
+    },
 }
 
 /// Time-ordered events of a trace.
@@ -30,9 +54,8 @@ pub struct EventStream<'a> {
     streams: HashMap<u32, Stream>,
     /// Open streams keyed by their next event's time, then tid.
     heap: BinaryHeap<Reverse<(u64, u32)>>,
+    source: Source,
     damage: Vec<Damage>,
-    scratch: Vec<u8>,
-    payload: Vec<u8>,
     chunks_done: u64,
 }
 
@@ -42,20 +65,60 @@ impl std::fmt::Debug for EventStream<'_> {
     }
 }
 
+fn decode_chunk(
+    chunk: &ChunkInfo,
+    read: &mut dyn FnMut(&ChunkInfo, &mut Vec<u8>, &mut Vec<u8>) -> Result<(), Damage>,
+    scratch: &mut Vec<u8>,
+    payload: &mut Vec<u8>,
+) -> (Vec<Event>, Option<Damage>) {
+    if let Err(d) = read(chunk, scratch, payload) {
+        return (Vec::new(), Some(d));
+    }
+    let mut events = Vec::new();
+    match decode_events(&chunk.header, payload, &mut events) {
+        Ok(()) => (events, None),
+        Err(e) => (
+            events,
+            Some(Damage {
+                offset: chunk.offset,
+                reason: format!("{} at payload offset {} of the chunk", e.reason, e.offset),
+                skipped: 0,
+            }),
+        ),
+    }
+}
+
 impl<'a> EventStream<'a> {
     /// Prepares the merge over every event chunk of `trace`.
     pub fn new(trace: &'a TraceFile) -> Self {
-        let mut per_thread: HashMap<u32, VecDeque<ChunkInfo>> = HashMap::new();
-        for c in trace.chunks() {
+        let all = trace.chunks();
+        let mut per_thread: HashMap<u32, VecDeque<usize>> = HashMap::default();
+        for (i, c) in all.iter().enumerate() {
             if c.header.kind == ChunkKind::Events {
-                per_thread.entry(c.header.stream).or_default().push_back(*c);
+                per_thread.entry(c.header.stream).or_default().push_back(i);
             }
         }
         let mut pending: Vec<(u64, u32)> = per_thread
             .iter()
-            .map(|(tid, chunks)| (chunks[0].header.t_first, *tid))
+            .map(|(tid, chunks)| (all[chunks[0]].header.t_first, *tid))
             .collect();
         pending.sort_unstable_by(|a, b| b.cmp(a));
+        // The order in which the merge will ask for chunks: a thread's first
+        // chunk at its first time, every later one at the previous one's last.
+        let mut demand: Vec<(u64, u32, usize)> = Vec::new();
+        for (tid, chunks) in &per_thread {
+            let mut key = all[chunks[0]].header.t_first;
+            for &i in chunks {
+                demand.push((key, *tid, i));
+                key = all[i].header.t_last;
+            }
+        }
+        demand.sort_unstable();
+        let source = Self::start_prefetch(trace, demand.iter().map(|d| d.2).collect())
+            .unwrap_or(Source::Inline {
+                scratch: Vec::new(),
+                payload: Vec::new(),
+            });
         let streams = per_thread
             .into_iter()
             .map(|(tid, chunks)| {
@@ -74,11 +137,39 @@ impl<'a> EventStream<'a> {
             pending,
             streams,
             heap: BinaryHeap::new(),
+            source,
             damage: Vec::new(),
-            scratch: Vec::new(),
-            payload: Vec::new(),
             chunks_done: 0,
         }
+    }
+
+    fn start_prefetch(trace: &TraceFile, order: Vec<usize>) -> Option<Source> {
+        if order.len() < 2 {
+            return None;
+        }
+        let mut reader = trace.chunk_reader().ok()?;
+        let chunks: Vec<ChunkInfo> = order.iter().map(|&i| trace.chunks()[i]).collect();
+        let (tx, rx) = sync_channel::<Decoded>(4);
+        std::thread::Builder::new()
+            .name("memlens-decode".into())
+            .spawn(move || {
+                let (mut scratch, mut payload) = (Vec::new(), Vec::new());
+                let mut read = |c: &ChunkInfo, s: &mut Vec<u8>, p: &mut Vec<u8>| {
+                    reader.read_payload(c, s, p)
+                };
+                for (i, chunk) in order.into_iter().zip(chunks) {
+                    let (events, damage) =
+                        decode_chunk(&chunk, &mut read, &mut scratch, &mut payload);
+                    if tx.send((i, events, damage)).is_err() {
+                        return; // the merge was dropped
+                    }
+                }
+            })
+            .ok()?;
+        Some(Source::Prefetch {
+            rx,
+            stash: HashMap::default(),
+        })
     }
 
     /// Damage met while decoding so far.
@@ -96,44 +187,53 @@ impl<'a> EventStream<'a> {
         self.chunks_done
     }
 
-    /// Loads the next chunk of `tid` that decodes; false when none is left.
-    fn refill(&mut self, tid: u32) -> bool {
-        let Some(stream) = self.streams.get_mut(&tid) else {
-            return false;
-        };
-        while let Some(chunk) = stream.chunks.pop_front() {
-            self.chunks_done += 1;
-            stream.events.clear();
-            stream.pos = 0;
-            if let Err(d) = self
-                .trace
-                .read_payload(&chunk, &mut self.scratch, &mut self.payload)
-            {
-                self.damage.push(d);
-                continue;
+    fn fetch(&mut self, index: usize) -> (Vec<Event>, Option<Damage>) {
+        let trace = self.trace;
+        match &mut self.source {
+            Source::Inline { scratch, payload } => {
+                let mut read = |c: &ChunkInfo, s: &mut Vec<u8>, p: &mut Vec<u8>| {
+                    trace.read_payload(c, s, p)
+                };
+                decode_chunk(&trace.chunks()[index], &mut read, scratch, payload)
             }
-            for record in RecordDecoder::new(&chunk.header, &self.payload) {
-                match record {
-                    Ok(Record::Event(e)) => stream.events.push(e),
-                    Ok(_) => {}
-                    Err(e) => {
-                        self.damage.push(Damage {
-                            offset: chunk.offset,
-                            reason: format!(
-                                "{} at payload offset {} of the chunk",
-                                e.reason, e.offset
-                            ),
-                            skipped: 0,
-                        });
-                        break;
-                    }
+            Source::Prefetch { rx, stash } => {
+                if let Some(found) = stash.remove(&index) {
+                    return found;
                 }
+                while let Ok((i, events, damage)) = rx.recv() {
+                    if i == index {
+                        return (events, damage);
+                    }
+                    stash.insert(i, (events, damage));
+                }
+                // The decoding thread is gone: decode here.
+                self.source = Source::Inline {
+                    scratch: Vec::new(),
+                    payload: Vec::new(),
+                };
+                self.fetch(index)
             }
-            if !stream.events.is_empty() {
+        }
+    }
+
+    /// Loads the next chunk of `tid` that has events; false when none is left.
+    fn refill(&mut self, tid: u32) -> bool {
+        loop {
+            let Some(index) = self.streams.get_mut(&tid).and_then(|s| s.chunks.pop_front()) else {
+                return false;
+            };
+            self.chunks_done += 1;
+            let (events, damage) = self.fetch(index);
+            if let Some(d) = damage {
+                self.damage.push(d);
+            }
+            if !events.is_empty() {
+                let stream = self.streams.get_mut(&tid).expect("checked above");
+                stream.events = events;
+                stream.pos = 0;
                 return true;
             }
         }
-        false
     }
 
     fn open_pending_up_to(&mut self, t: u64) {
@@ -157,6 +257,20 @@ impl Iterator for EventStream<'_> {
 
     fn next(&mut self) -> Option<Event> {
         loop {
+            // One open thread and none to come: walk it without the heap.
+            if self.pending.is_empty() && self.heap.len() == 1 {
+                let Reverse((_, tid)) = *self.heap.peek()?;
+                let stream = self.streams.get_mut(&tid)?;
+                if let Some(&e) = stream.events.get(stream.pos) {
+                    stream.pos += 1;
+                    return Some(e);
+                }
+                if !self.refill(tid) {
+                    self.heap.pop();
+                    self.streams.remove(&tid);
+                }
+                continue;
+            }
             let horizon = match self.heap.peek() {
                 Some(Reverse((t, _))) => *t,
                 None => match self.pending.last() {

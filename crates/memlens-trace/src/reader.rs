@@ -257,6 +257,14 @@ impl TraceFile {
         &self.damage
     }
 
+    /// An independent handle for reading chunk payloads from another thread.
+    pub fn chunk_reader(&self) -> std::io::Result<ChunkReader> {
+        Ok(ChunkReader {
+            file: self.file.try_clone()?,
+            decompressor: zstd::bulk::Decompressor::new()?,
+        })
+    }
+
     /// Reads, checks and decompresses the payload of `chunk` into `out`
     /// (replacing its contents); `scratch` holds the stored bytes.
     pub fn read_payload(
@@ -265,6 +273,18 @@ impl TraceFile {
         scratch: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) -> Result<(), Damage> {
+        read_payload_with(&self.file, None, chunk, scratch, out)
+    }
+}
+
+fn read_payload_with(
+    file: &File,
+    mut decompressor: Option<&mut zstd::bulk::Decompressor<'static>>,
+    chunk: &ChunkInfo,
+    scratch: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+) -> Result<(), Damage> {
+    {
         let h = &chunk.header;
         let damage = |reason: String| Damage {
             offset: chunk.offset,
@@ -272,8 +292,7 @@ impl TraceFile {
             skipped: CHUNK_HEADER_LEN as u64 + u64::from(h.stored_len),
         };
         scratch.resize(h.stored_len as usize, 0);
-        self.file
-            .read_exact_at(scratch, chunk.offset + CHUNK_HEADER_LEN as u64)
+        file.read_exact_at(scratch, chunk.offset + CHUNK_HEADER_LEN as u64)
             .map_err(|e: io::Error| damage(format!("cannot read the chunk payload: {e}")))?;
         if crc32fast::hash(scratch) != h.payload_crc {
             return Err(damage("the chunk payload is damaged (checksum mismatch)".into()));
@@ -282,13 +301,16 @@ impl TraceFile {
         match h.codec {
             Codec::None => out.extend_from_slice(scratch),
             Codec::Columns => {
-                crate::chunk::unpack_columns(scratch, h.raw_len as usize, out).map_err(|e| {
+                crate::chunk::unpack_columns(scratch, h.raw_len as usize, out, decompressor.as_deref_mut()).map_err(|e| {
                     damage(format!("the chunk payload does not decode: {e}"))
                 })?;
             }
             Codec::Zstd => {
                 out.resize(h.raw_len as usize, 0);
-                let n = zstd::bulk::decompress_to_buffer(scratch, out.as_mut_slice())
+                let n = match decompressor.as_deref_mut() {
+                    Some(d) => d.decompress_to_buffer(scratch.as_slice(), out.as_mut_slice()),
+                    None => zstd::bulk::decompress_to_buffer(scratch, out.as_mut_slice()),
+                }
                     .map_err(|e| damage(format!("the chunk payload does not decompress: {e}")))?;
                 if n != h.raw_len as usize {
                     return Err(damage(format!(
@@ -299,5 +321,30 @@ impl TraceFile {
             }
         }
         Ok(())
+        }
+}
+
+/// Reads chunk payloads through its own file handle and a reusable zstd
+/// context (so a decoding thread needs no access to the [`TraceFile`]).
+pub struct ChunkReader {
+    file: File,
+    decompressor: zstd::bulk::Decompressor<'static>,
+}
+
+impl std::fmt::Debug for ChunkReader {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChunkReader").finish_non_exhaustive()
+    }
+}
+
+impl ChunkReader {
+    /// Same as [`TraceFile::read_payload`].
+    pub fn read_payload(
+        &mut self,
+        chunk: &ChunkInfo,
+        scratch: &mut Vec<u8>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), Damage> {
+        read_payload_with(&self.file, Some(&mut self.decompressor), chunk, scratch, out)
     }
 }

@@ -7,10 +7,13 @@
 //! argument at fault.
 
 mod dump_cmd;
+mod growth_cmd;
+mod heap_model;
 mod load;
 mod record;
 mod sites;
 mod summary_cmd;
+mod tree_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -31,6 +34,11 @@ enum Command {
     Summary(summary_cmd::SummaryArgs),
     /// Print every record of a trace, one per line.
     Dump(dump_cmd::DumpArgs),
+    /// Memory trees at several snapshot times: what the heap holds, grouped by
+    /// classifiers such as site or thread, and how each group grows.
+    Tree(tree_cmd::TreeArgs),
+    /// Rank the groups whose live memory grows over the run: leak suspects.
+    Growth(growth_cmd::GrowthArgs),
 }
 
 /// A usage error: exits with status 2.
@@ -54,6 +62,8 @@ fn main() {
         Command::Record(a) => record::run(a),
         Command::Summary(a) => summary_cmd::run(a),
         Command::Dump(a) => dump_cmd::run(a),
+        Command::Tree(a) => tree_cmd::run(a),
+        Command::Growth(a) => growth_cmd::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

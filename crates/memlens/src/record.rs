@@ -41,6 +41,9 @@ pub struct RecordArgs {
     /// Print nothing but errors.
     #[arg(short, long)]
     quiet: bool,
+    /// After the run, print the full summary of each trace (as `memlens summary`).
+    #[arg(long)]
+    summary: bool,
     /// The program and its arguments.
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "CMD")]
     command: Vec<OsString>,
@@ -205,8 +208,27 @@ pub fn run(args: RecordArgs) -> Result<i32> {
         }
     }
     std::fs::remove_file(&manifest).ok();
+    // Largest trace first: with wrapper scripts and shells, the program the
+    // user cares about is the one that did the most.
+    let mut sized: Vec<(u64, PathBuf)> = paths
+        .into_iter()
+        .map(|p| {
+            let n = memlens_trace::TraceFile::open(&p)
+                .map(|t| t.chunks().iter().map(|c| u64::from(c.header.records)).sum())
+                .unwrap_or(0);
+            (n, p)
+        })
+        .collect();
+    sized.sort_by(|a, b| b.0.cmp(&a.0));
+    let paths: Vec<PathBuf> = sized.into_iter().map(|(_, p)| p).collect();
     if !args.quiet {
         report(&paths, &resolved);
+    }
+    if args.summary {
+        if let Some(main) = paths.first() {
+            println!();
+            crate::summary_cmd::print(main, false, 5)?;
+        }
     }
     Ok(code)
 }
@@ -229,7 +251,8 @@ fn report(paths: &[PathBuf], program: &Path) {
         );
         return;
     }
-    for path in paths {
+    const SHOWN: usize = 3;
+    for path in paths.iter().take(SHOWN) {
         let Ok(loaded) = crate::load::open(path) else {
             eprintln!("memlens: wrote {}", path.display());
             continue;
@@ -261,7 +284,18 @@ fn report(paths: &[PathBuf], program: &Path) {
             );
         }
     }
-    if let Some(first) = paths.last() {
+    if paths.len() > SHOWN {
+        eprintln!(
+            "memlens: and {} smaller traces of other processes of the run (forked children, shells): {}",
+            paths.len() - SHOWN,
+            paths[SHOWN..]
+                .iter()
+                .map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+    if let Some(first) = paths.first() {
         eprintln!("memlens: next: memlens summary {}", first.display());
     }
 }

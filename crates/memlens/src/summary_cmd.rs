@@ -176,12 +176,22 @@ pub fn duration(ns: u64) -> String {
 
 /// Runs `memlens summary`.
 pub fn run(args: SummaryArgs) -> Result<i32> {
+    print(&args.file, args.json, args.top)
+}
+
+/// Prints the summary of `file` (text or JSON) with `top` sites per list;
+/// returns 1 when the trace is damaged, 0 otherwise.
+pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
+    let args = SummaryArgs {
+        file: file.to_path_buf(),
+        json,
+        top,
+    };
     let mut loaded = load::open(&args.file)?;
     let (s, more_damage) = summarize(&loaded);
     loaded.damage.extend(more_damage);
     let md = &loaded.metadata;
     let mut namer = SiteNamer::new(md);
-    let top = args.top;
     let by_bytes = rank(&mut namer, md, &s.stacks, top, |f| f.bytes);
     let by_count = rank(&mut namer, md, &s.stacks, top, |f| f.allocations);
     let by_peak = rank(&mut namer, md, &s.stacks, top, |f| f.peak_bytes);

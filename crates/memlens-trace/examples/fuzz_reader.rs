@@ -1,0 +1,167 @@
+//! A bounded mutation fuzzer for the trace reader, run by `./test.sh`:
+//! builds real traces, damages them in many ways (bit flips, byte runs,
+//! truncation, chunk splices, random garbage) and reads each one back through
+//! every entry point (index, metadata, time merge, dump). Any panic fails.
+//! (`fuzz/` has the coverage-guided cargo-fuzz target for longer runs.)
+//!
+//! Usage: `cargo run --release -p memlens-trace --example fuzz_reader -- [ITERATIONS]`
+
+use memlens_trace::{
+    AllocFn, ClockSource, Event, EventStream, Meta, Metadata, ProcessInfo, TraceFile, TraceWriter,
+};
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+fn seed_trace(rng: &mut Rng) -> Vec<u8> {
+    let mut w = TraceWriter::new(Vec::new(), rng.below(2) == 0)
+        .expect("writer")
+        .with_chunk_bytes(64 + rng.below(4000));
+    w.meta(&Meta::Process(ProcessInfo {
+        pid: 1,
+        ppid: 0,
+        exe: "/bin/x".into(),
+        cmdline: vec!["x".into()],
+        start_unix_ns: 0,
+        clock: ClockSource::Tsc,
+        unwinder: "fp".into(),
+        recorder: "fuzz".into(),
+    }))
+    .expect("meta");
+    let mut live: Vec<(u32, u64)> = Vec::new();
+    let mut t = 0;
+    for i in 0..(200 + rng.below(3000)) {
+        t += rng.below(500) as u64;
+        let tid = 1 + rng.below(3) as u32;
+        if i % 17 == 0 {
+            w.meta(&Meta::StackNode {
+                id: 1 + (i / 17) as u32,
+                parent: (i / 17) as u32,
+                ip: rng.next(),
+            })
+            .expect("meta");
+        }
+        let e = if live.is_empty() || rng.below(3) != 0 {
+            let addr = (0x5000_0000 + rng.below(1 << 20) as u64) & !(if rng.below(9) == 0 { 0 } else { 15 });
+            live.push((tid, addr));
+            Event::Alloc {
+                t,
+                tid,
+                addr,
+                size: rng.below(70_000) as u64,
+                stack: rng.below(50) as u32,
+                func: AllocFn::ALL[rng.below(7)],
+            }
+        } else {
+            let (tid, addr) = live.swap_remove(rng.below(live.len()));
+            if rng.below(4) == 0 {
+                let new_addr = addr + 16 * rng.below(100) as u64;
+                live.push((tid, new_addr));
+                Event::Realloc {
+                    t,
+                    tid,
+                    old_addr: addr,
+                    new_addr,
+                    size: rng.below(5000) as u64,
+                    stack: 1,
+                }
+            } else {
+                Event::Free { t, tid, addr }
+            }
+        };
+        w.event(&e).expect("event");
+    }
+    w.finish().expect("finish")
+}
+
+fn mutate(rng: &mut Rng, mut b: Vec<u8>) -> Vec<u8> {
+    for _ in 0..1 + rng.below(4) {
+        if b.is_empty() {
+            break;
+        }
+        match rng.below(6) {
+            0 => {
+                let i = rng.below(b.len());
+                b[i] ^= 1 << rng.below(8);
+            }
+            1 => {
+                let i = rng.below(b.len());
+                let n = rng.below(32).min(b.len() - i);
+                let v = rng.next() as u8;
+                b[i..i + n].iter_mut().for_each(|x| *x = v);
+            }
+            2 => b.truncate(rng.below(b.len())),
+            3 => {
+                let i = rng.below(b.len());
+                let j = rng.below(b.len());
+                let n = rng.below(200).min(b.len() - i.max(j));
+                let chunk: Vec<u8> = b[j..j + n].to_vec();
+                b.splice(i..i, chunk);
+            }
+            4 => {
+                let i = rng.below(b.len());
+                let extra: Vec<u8> = (0..rng.below(64)).map(|_| rng.next() as u8).collect();
+                b.splice(i..i, extra);
+            }
+            _ => {
+                // Damage a payload byte right after a chunk header.
+                if let Some(p) = b.windows(4).position(|w| w == b"MLCK") {
+                    let i = (p + 48 + rng.below(64)).min(b.len() - 1);
+                    b[i] = rng.next() as u8;
+                }
+            }
+        }
+    }
+    b
+}
+
+fn read_all(path: &std::path::Path) {
+    if let Ok(trace) = TraceFile::open(path) {
+        let mut damage = Vec::new();
+        let _ = Metadata::load(&trace, &mut damage);
+        let mut stream = EventStream::new(&trace);
+        let _ = stream.by_ref().count();
+        let _ = stream.take_damage();
+        let mut sink = std::io::sink();
+        let _ = memlens_trace::dump::dump(&trace, &mut sink);
+    }
+}
+
+fn main() {
+    let iterations: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5000);
+    let dir = std::env::temp_dir().join(format!("memlens-fuzz-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("case.mlens");
+    let mut rng = Rng(0x1234_5678_9abc_def1);
+    let mut seed = seed_trace(&mut rng);
+    for i in 0..iterations {
+        if i % 200 == 0 {
+            seed = seed_trace(&mut rng);
+        }
+        let case = mutate(&mut rng, seed.clone());
+        std::fs::write(&path, &case).expect("write case");
+        let result = std::panic::catch_unwind(|| read_all(&path));
+        if result.is_err() {
+            let keep = dir.join(format!("crash-{i}.mlens"));
+            std::fs::write(&keep, &case).ok();
+            eprintln!("fuzz_reader: the reader panicked; input kept at {}", keep.display());
+            std::process::exit(1);
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    println!("fuzz_reader: {iterations} damaged traces read without a panic");
+}

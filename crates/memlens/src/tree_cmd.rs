@@ -1,0 +1,290 @@
+//! `memlens tree`: memory trees at several snapshot times, the heap-evolution lens in
+//! the terminal (paper 000: classifiers, pruning, stable order).
+//!
+//! The engine does the work ([`memory_trees`]); this file parses the arguments, turns
+//! the user's times (`1.5s`, `200ms`, `50%`) into trace times, checks them against the
+//! run before the events are read, and prints the trees as indented text, as memlens
+//! JSON or as AntTracks memory-tree JSON. `--import` reads AntTracks JSON back and
+//! prints it the same ways.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use memlens_heap::protocol::{tree_to_anttracks_json, trees_from_anttracks_json, trees_to_json};
+use memlens_heap::{
+    HeapError, Metric, PruneRule, SnapshotTimes, SortStrategy, TextOptions, TimeWindow,
+    TreeOptions, TreeQuery, Trees, format_duration, memory_trees, render_tree,
+};
+
+use crate::UsageError;
+use crate::heap_model::{self, HeapTrace};
+
+/// The number of evenly spaced snapshot times when none are asked for.
+const DEFAULT_POINTS: usize = 5;
+
+/// The most snapshot times one command computes (memory grows with nodes × times).
+const MAX_POINTS: usize = 1000;
+
+/// Arguments of `memlens tree`.
+#[derive(clap::Args)]
+#[command(after_help = "Times are trace times since the process started: `1.5s`, `200ms`, \
+    `10us`, `500ns`, or `T%` of the run (`50%`). Without `--points`, `--at`, `--marks` or \
+    `--peaks`, the trees are taken at 5 evenly spaced points; the last is the end of the run.")]
+pub struct TreeArgs {
+    /// The trace to read.
+    #[arg(required_unless_present = "import")]
+    file: Option<PathBuf>,
+    /// Classifiers, outermost level first: site, site-line, closest-user-frame,
+    /// call-path, module, thread, size-class, age, lifetime, type, closest-domain-site.
+    #[arg(long, value_name = "C1,C2,…", default_value = "closest-user-frame")]
+    by: String,
+    /// Trees at K evenly spaced times, the last at the end of the run [default: 5].
+    #[arg(long, value_name = "K", group = "when")]
+    points: Option<usize>,
+    /// Trees at these times (`1.5s`, `200ms`, `T%` of the run).
+    #[arg(long, value_name = "T1,T2,…", value_delimiter = ',', group = "when")]
+    at: Vec<String>,
+    /// Trees at the marks placed by the program or by `record --mark-every`.
+    #[arg(long, group = "when")]
+    marks: bool,
+    /// Trees at the heap's peaks and dips.
+    #[arg(long, group = "when")]
+    peaks: bool,
+    /// What sizes mean for sorting and pruning.
+    #[arg(long, default_value = "bytes", value_parser = metric_parser())]
+    metric: Metric,
+    /// The stable sibling order: by growth, size at the first time, or at the last.
+    #[arg(long, default_value = "growth", value_parser = sort_parser())]
+    sort: SortStrategy,
+    /// Print memlens JSON (same as `--format json`).
+    #[arg(long, conflicts_with = "format")]
+    json: bool,
+    /// Output format; `anttracks` writes AntTracks memory-tree JSON, one tree per time
+    /// (a JSON array for several times).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Function-name prefix of the application's own code, for `closest-domain-site`
+    /// (repeatable).
+    #[arg(long, value_name = "PREFIX")]
+    domain: Vec<String>,
+    /// Keep every node instead of merging small siblings into `Other` (90 %, at most 9).
+    #[arg(long)]
+    no_prune: bool,
+    /// Print at most this many levels below the root (text only).
+    #[arg(long, value_name = "N")]
+    depth: Option<usize>,
+    /// Read AntTracks memory-tree JSON (one tree, or an array of trees) instead of a
+    /// trace; repeat to join files into one series.
+    #[arg(long, value_name = "FILE.json", conflicts_with_all = ["file", "when", "domain", "no_prune"])]
+    import: Vec<PathBuf>,
+}
+
+/// How the trees are printed.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Format {
+    /// Indented text, one tree per time.
+    Text,
+    /// memlens JSON: `{"classifiers","times_ns","trees":[{"time_ns","root"}]}`.
+    Json,
+    /// AntTracks memory-tree JSON.
+    Anttracks,
+}
+
+fn metric_parser() -> impl TypedValueParser<Value = Metric> {
+    PossibleValuesParser::new(["bytes", "objects"])
+        .map(|name| Metric::from_name(&name).unwrap_or_default())
+}
+
+fn sort_parser() -> impl TypedValueParser<Value = SortStrategy> {
+    PossibleValuesParser::new(["growth", "start", "end"])
+        .map(|name| SortStrategy::from_name(&name).unwrap_or_default())
+}
+
+/// Runs `memlens tree`.
+pub fn run(args: TreeArgs) -> Result<i32> {
+    let format = if args.json { Format::Json } else { args.format };
+    if !args.import.is_empty() {
+        let trees = import(&args.import)?;
+        if format == Format::Text {
+            let files: Vec<String> = args.import.iter().map(|p| p.display().to_string()).collect();
+            println!(
+                "{}: {} imported memory tree(s) by {}",
+                files.join(", "),
+                trees.trees.len(),
+                chain_text(&trees)
+            );
+        }
+        print(&trees, format, None, args.depth);
+        return Ok(0);
+    }
+    let Some(file) = &args.file else {
+        return Err(UsageError("name a trace file or give `--import FILE.json`".into()).into());
+    };
+    let classifiers = heap_model::classifier_chain(&args.by, &args.domain)?;
+    let loaded = crate::load::open(file)?;
+    let run = heap_model::run_window(&loaded.metadata);
+    let times = snapshot_times(&args, run)?;
+    let trace = HeapTrace::build(loaded);
+    let query = TreeQuery {
+        classifiers,
+        times,
+        window: None,
+        options: TreeOptions {
+            metric: args.metric,
+            sort: args.sort,
+            prune: (!args.no_prune).then(PruneRule::default),
+        },
+    };
+    let trees = memory_trees(&trace.model, &query).map_err(heap_model::usage)?;
+    if format == Format::Text {
+        println!(
+            "{}: memory trees by {} at {} time(s), siblings ordered by {} in {}",
+            file.display(),
+            chain_text(&trees),
+            trees.times_ns.len(),
+            trees.sort.name(),
+            trees.metric.name(),
+        );
+    }
+    print(&trees, format, Some(trace.model.run()), args.depth);
+    Ok(trace.finish())
+}
+
+/// The classifier names of a series, outermost first: `site › thread`.
+fn chain_text(trees: &Trees) -> String {
+    let names: Vec<&str> = trees.classifiers.iter().map(|c| c.name.as_str()).collect();
+    names.join(" › ")
+}
+
+/// Where the snapshot times come from, with explicit times checked against the run.
+fn snapshot_times(args: &TreeArgs, run: TimeWindow) -> Result<SnapshotTimes> {
+    if args.marks {
+        return Ok(SnapshotTimes::Marks);
+    }
+    if args.peaks {
+        return Ok(SnapshotTimes::peaks_and_dips());
+    }
+    if !args.at.is_empty() {
+        let times = args
+            .at
+            .iter()
+            .map(|text| parse_time(text, run))
+            .collect::<Result<Vec<u64>>>()?;
+        return Ok(SnapshotTimes::Explicit(times));
+    }
+    match args.points.unwrap_or(DEFAULT_POINTS) {
+        k @ 1..=MAX_POINTS => Ok(SnapshotTimes::Points(k)),
+        k => Err(UsageError(format!(
+            "`--points {k}` is out of range: K must be between 1 and {MAX_POINTS}"
+        ))
+        .into()),
+    }
+}
+
+/// Parses one `--at` time: a number with a unit (`ns`, `us`/`µs`, `ms`, `s`) or a
+/// percentage of the run, and checks that it lies inside the run.
+fn parse_time(text: &str, run: TimeWindow) -> Result<u64> {
+    let text = text.trim();
+    let bad = || {
+        UsageError(format!(
+            "`--at {text}` is not a time: write a number with a unit (`1.5s`, `200ms`, \
+             `10us`, `500ns`) or a percentage of the run (`50%`)"
+        ))
+    };
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(bad)?;
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let time_ns = match unit.trim() {
+        "%" if value <= 100.0 => {
+            run.start_ns + (run.duration_ns() as f64 * value / 100.0).round() as u64
+        }
+        "%" => {
+            return Err(UsageError(format!(
+                "`--at {text}` is out of range: a percentage of the run must be between 0 and 100"
+            ))
+            .into());
+        }
+        "ns" => value.round() as u64,
+        "us" | "µs" => (value * 1e3).round() as u64,
+        "ms" => (value * 1e6).round() as u64,
+        "s" => (value * 1e9).round() as u64,
+        _ => return Err(bad().into()),
+    };
+    if !run.contains(time_ns) {
+        let outside = HeapError::TimeOutsideRun { time_ns, run };
+        return Err(UsageError(format!("`--at {text}`: {outside}")).into());
+    }
+    Ok(time_ns)
+}
+
+/// Reads AntTracks memory-tree JSON files into one series.
+fn import(paths: &[PathBuf]) -> Result<Trees> {
+    let mut documents = Vec::new();
+    for path in paths {
+        documents.extend(anttracks_documents(path)?);
+    }
+    let names = || {
+        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        names.join(", ")
+    };
+    if documents.is_empty() {
+        anyhow::bail!("{}: holds no memory tree", names());
+    }
+    let refs: Vec<&str> = documents.iter().map(String::as_str).collect();
+    trees_from_anttracks_json(&refs).with_context(names)
+}
+
+/// The trees of one file: the document itself, or each element of a top-level array.
+fn anttracks_documents(path: &Path) -> Result<Vec<String>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if !text.trim_start().starts_with('[') {
+        return Ok(vec![text]);
+    }
+    let array: Vec<serde_json::Value> = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{}: malformed AntTracks memory-tree JSON array",
+            path.display()
+        )
+    })?;
+    Ok(array.iter().map(ToString::to_string).collect())
+}
+
+/// Prints `trees` on stdout; `run` gives text output the share of the run of each time.
+fn print(trees: &Trees, format: Format, run: Option<TimeWindow>, depth: Option<usize>) {
+    match format {
+        Format::Json => println!("{}", trees_to_json(trees)),
+        Format::Anttracks => {
+            let documents: Vec<String> = trees
+                .trees
+                .iter()
+                .map(|tree| tree_to_anttracks_json(&trees.classifiers, tree))
+                .collect();
+            match documents.as_slice() {
+                [one] => println!("{one}"),
+                many => println!("[{}]", many.join(",")),
+            }
+        }
+        Format::Text => {
+            let options = TextOptions {
+                max_depth: depth,
+                ..TextOptions::default()
+            };
+            for tree in &trees.trees {
+                let share = run
+                    .filter(|r| r.duration_ns() > 0)
+                    .map(|r| {
+                        let percent = (tree.time_ns - r.start_ns) as f64 * 100.0
+                            / r.duration_ns() as f64;
+                        format!(" ({percent:.0} % of the run)")
+                    })
+                    .unwrap_or_default();
+                println!("\nat {}{share}:", format_duration(tree.time_ns));
+                print!("{}", render_tree(tree, &options));
+            }
+        }
+    }
+}

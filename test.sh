@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every test of memlens: formatting, lints, the Rust tests (including
+# real programs under the recorder, compared with heaptrack where it is
+# installed) and a bounded fuzz run of the trace reader.
+# Usage: ./test.sh            (what CI runs, through .ci/run)
+set -euo pipefail
+cd "$(dirname "$0")"
+export CARGO_TERM_COLOR=${CARGO_TERM_COLOR:-never}
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "format"
+cargo fmt --all -- --check
+
+step "build (release, whole workspace: the CLI and the recorder library)"
+cargo build --release --workspace --all-targets
+
+step "lints"
+cargo clippy --release --workspace --all-targets -- -D warnings
+
+step "tests"
+cargo test --release --workspace -- --test-threads=2
+
+step "fuzz the trace reader (bounded)"
+cargo run --release -p memlens-trace --example fuzz_reader -- 10000

@@ -23,3 +23,9 @@ cargo test --release --workspace -- --test-threads=2
 
 step "fuzz the trace reader (bounded)"
 cargo run --release -p memlens-trace --example fuzz_reader -- 10000
+if command -v cargo-fuzz >/dev/null 2>&1; then
+    # Coverage-guided, seeded with a real trace; 45 s of fuzzing.
+    mkdir -p fuzz/corpus/reader
+    ./memlens record -q -o fuzz/corpus/reader/seed.mlens -f -- sh -c 'ls / >/dev/null'
+    (cd fuzz && cargo fuzz run -s none reader -- -max_total_time=45 -max_len=100000)
+fi

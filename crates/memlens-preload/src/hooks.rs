@@ -9,7 +9,7 @@
 //! are not recorded.
 
 use core::ffi::c_void;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use memlens_trace::AllocFn;
 
@@ -68,18 +68,34 @@ fn enter() -> Option<Guard<'static>> {
     Some(Guard { state, errno })
 }
 
-/// Waits (lossless) until the ring has room for `n` slots, waking the writer.
+/// Events dropped because a ring stayed full (see [`wait_for_room`]).
+static DROPPED: AtomicU64 = AtomicU64::new(0);
+
+/// Takes the count of dropped events (the writer reports it as a warning).
+pub fn take_dropped() -> u64 {
+    DROPPED.swap(0, Ordering::Relaxed)
+}
+
+/// Waits until the ring has room for `n` slots, waking the writer. Recording
+/// is lossless: the thread waits as long as the writer makes progress; only
+/// if the ring stays full for two seconds (a wedged writer) does it give up
+/// and drop the event, so the program can never hang on the recorder.
 #[cold]
-fn wait_for_room(state: &ThreadState, n: u64) {
+fn wait_for_room(state: &ThreadState, n: u64) -> bool {
+    let deadline = clock::monotonic_ns() + 2_000_000_000;
     loop {
         writer::wake();
         if state.ring.free_slots() >= n {
-            return;
+            return true;
+        }
+        if clock::monotonic_ns() > deadline {
+            DROPPED.fetch_add(1, Ordering::Relaxed);
+            return false;
         }
         // SAFETY: sched_yield has no preconditions.
         unsafe { libc::sched_yield() };
         if state.ring.free_slots() >= n {
-            return;
+            return true;
         }
         writer::wait_briefly();
     }
@@ -88,8 +104,8 @@ fn wait_for_room(state: &ThreadState, n: u64) {
 #[inline(always)]
 fn publish(state: &ThreadState, slots: &[Slot]) {
     let n = slots.len() as u64;
-    if state.ring.free_slots() < n {
-        wait_for_room(state, n);
+    if state.ring.free_slots() < n && !wait_for_room(state, n) {
+        return;
     }
     for (i, s) in slots.iter().enumerate() {
         state.ring.stage(i as u64, *s);

@@ -151,6 +151,7 @@ extern "C" fn on_exit() {
 pub extern "C" fn fini() {
     if is_our_process() {
         writer::flush_and_wait(Some(writer::END_EXIT));
+        RECORDING.store(false, Ordering::Release);
     }
 }
 

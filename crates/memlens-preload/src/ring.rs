@@ -129,6 +129,16 @@ impl Ring {
         unsafe { self.slots.add((index & (CAPACITY - 1)) as usize).read() }
     }
 
+    /// Unmaps the slots.
+    ///
+    /// # Safety
+    /// Neither the producer nor the consumer may use the ring afterwards.
+    pub unsafe fn unmap(&self) {
+        let bytes = (CAPACITY as usize) * core::mem::size_of::<Slot>();
+        // SAFETY: the mapping was created by `new` with this size.
+        unsafe { libc::munmap(self.slots.cast(), bytes) };
+    }
+
     /// Consumer: releases every slot before `index`.
     pub fn release(&self, index: u64) {
         self.tail.0.store(index, Ordering::Release);

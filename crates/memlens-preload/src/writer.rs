@@ -370,9 +370,15 @@ impl Writer {
                     tid: state.tid,
                 });
                 registry::remove(p);
-                // The ring memory is left mapped: its pages are few once
-                // drained, and no dangling reader can then ever fault.
                 self.states.swap_remove(i);
+                // The thread set `exited` in its key destructor, after which
+                // it never touches this state again (glibc cleared the key
+                // first, so a late allocation makes a new state): free it.
+                // SAFETY: no one else holds the state any more.
+                unsafe {
+                    (*p).ring.unmap();
+                    drop(Box::from_raw(p));
+                }
                 continue;
             }
             i += 1;
@@ -414,6 +420,23 @@ impl Writer {
 
     /// One round: drain everything, emit metadata, flush when due.
     pub fn round(&mut self) {
+        if self.ended {
+            // The End record is written: the process is exiting, and a chunk
+            // cut short by its death would read as damage. Discard what is
+            // still produced (so no thread ever waits on a full ring) and
+            // answer flush requests.
+            registry::snapshot(&mut self.states);
+            for &p in &self.states {
+                // SAFETY: registered states stay allocated while registered.
+                let ring = unsafe { &(*p).ring };
+                let (_, head) = ring.readable();
+                ring.release(head);
+            }
+            let req = FLUSH_REQ.load(Ordering::Acquire);
+            FLUSH_DONE.store(req, Ordering::Release);
+            futex_wake(&FLUSH_DONE);
+            return;
+        }
         let raw = clock::now_raw();
         let mono = clock::monotonic_ns();
         if self.ticks.calibrate(raw, mono) {
@@ -435,6 +458,16 @@ impl Writer {
         for warning in session::take_warnings() {
             let t = self.now_ns();
             self.process.meta(&Meta::Warning { t, message: warning });
+        }
+        let dropped = crate::hooks::take_dropped();
+        if dropped > 0 {
+            let t = self.now_ns();
+            self.process.meta(&Meta::Warning {
+                t,
+                message: format!(
+                    "{dropped} events were dropped because the writer could not keep up for over two seconds"
+                ),
+            });
         }
         let flush_due = mono.saturating_sub(self.last_flush) >= self.flush_ns;
         let requested = FLUSH_DONE.load(Ordering::Acquire) != req;

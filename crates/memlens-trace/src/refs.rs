@@ -149,7 +149,8 @@ fn state(table: &mut Vec<Prediction>, label: u16) -> &mut Prediction {
 
 /// Encodes one block of references (the body of a `0x92` record).
 pub fn encode_block(references: &[RefRecord], out: &mut Vec<u8>) {
-    let (mut ops, mut labels, mut deltas, mut extras) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut ops, mut labels, mut deltas, mut extras) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut table = Vec::new();
     let mut previous_label = 0u16;
     for r in references {
@@ -170,7 +171,10 @@ pub fn encode_block(references: &[RefRecord], out: &mut Vec<u8>) {
             put_u64(&mut extras, u64::from(r.region));
             p.region = r.region;
         }
-        put_u64(&mut deltas, zigzag(r.addr.wrapping_sub(p.next_addr()) as i64));
+        put_u64(
+            &mut deltas,
+            zigzag(r.addr.wrapping_sub(p.next_addr()) as i64),
+        );
         p.advance(r.addr);
         ops.push(op);
     }
@@ -191,7 +195,9 @@ pub fn decode_block(body: &[u8], emit: &mut dyn FnMut(RefRecord)) -> Result<(), 
     fn column<'a>(cur: &mut Cursor<'a>) -> Result<Cursor<'a>, &'static str> {
         let len = cur.u64().ok_or("a column length is truncated")?;
         let len = usize::try_from(len).map_err(|_| "a column length is impossible")?;
-        cur.bytes(len).map(Cursor::new).ok_or("a column is truncated")
+        cur.bytes(len)
+            .map(Cursor::new)
+            .ok_or("a column is truncated")
     }
     let mut ops = column(&mut cur)?;
     let mut labels = column(&mut cur)?;
@@ -234,21 +240,31 @@ pub fn decode_block(body: &[u8], emit: &mut dyn FnMut(RefRecord)) -> Result<(), 
 /// Decodes the payload of a reference chunk, calling `emit` for every item.
 /// Returns the payload offset and reason of the first malformed record, if any;
 /// items before it have been emitted.
-pub fn decode_payload(payload: &[u8], emit: &mut dyn FnMut(RefItem)) -> Result<(), (usize, &'static str)> {
+pub fn decode_payload(
+    payload: &[u8],
+    emit: &mut dyn FnMut(RefItem),
+) -> Result<(), (usize, &'static str)> {
     let mut cur = Cursor::new(payload);
     while !cur.is_empty() {
         let at = cur.position();
         let tag = cur.u8().ok_or((at, "truncated record"))?;
         let len = cur.u64().ok_or((at, "truncated record length"))?;
         let len = usize::try_from(len).map_err(|_| (at, "impossible record length"))?;
-        let body = cur.bytes(len).ok_or((at, "the record runs past the chunk"))?;
+        let body = cur
+            .bytes(len)
+            .ok_or((at, "the record runs past the chunk"))?;
         let mut b = Cursor::new(body);
         match tag {
             ref_tag::REGION => {
                 let id = b.u64().and_then(|v| u16::try_from(v).ok());
                 let (start, len, name) = (b.u64(), b.u64(), b.string());
                 match (id, start, len, name) {
-                    (Some(id), Some(start), Some(len), Some(name)) => emit(RefItem::Region { id, start, len, name }),
+                    (Some(id), Some(start), Some(len), Some(name)) => emit(RefItem::Region {
+                        id,
+                        start,
+                        len,
+                        name,
+                    }),
                     _ => return Err((at, "malformed region record")),
                 }
             }
@@ -257,7 +273,8 @@ pub fn decode_payload(payload: &[u8], emit: &mut dyn FnMut(RefItem)) -> Result<(
                 _ => return Err((at, "malformed label record")),
             },
             ref_tag::BLOCK => {
-                decode_block(body, &mut |r| emit(RefItem::Reference(r))).map_err(|reason| (at, reason))?;
+                decode_block(body, &mut |r| emit(RefItem::Reference(r)))
+                    .map_err(|reason| (at, reason))?;
             }
             _ => {} // A record of a newer writer: skipped.
         }
@@ -283,7 +300,13 @@ impl ReferenceWriter {
         ReferenceWriter::default()
     }
 
-    fn push<W: Write>(&mut self, out: &mut TraceWriter<W>, tag: u8, first: u64, last: u64) -> io::Result<()> {
+    fn push<W: Write>(
+        &mut self,
+        out: &mut TraceWriter<W>,
+        tag: u8,
+        first: u64,
+        last: u64,
+    ) -> io::Result<()> {
         self.record.clear();
         self.record.push(tag);
         put_u64(&mut self.record, self.body.len() as u64);
@@ -295,7 +318,14 @@ impl ReferenceWriter {
     }
 
     /// Names the address range `[start, start + len)` as region `id`.
-    pub fn region<W: Write>(&mut self, out: &mut TraceWriter<W>, id: u16, start: u64, len: u64, name: &str) -> io::Result<()> {
+    pub fn region<W: Write>(
+        &mut self,
+        out: &mut TraceWriter<W>,
+        id: u16,
+        start: u64,
+        len: u64,
+        name: &str,
+    ) -> io::Result<()> {
         self.flush(out)?;
         self.body.clear();
         put_u64(&mut self.body, u64::from(id));
@@ -306,7 +336,12 @@ impl ReferenceWriter {
     }
 
     /// Names label `id`.
-    pub fn label<W: Write>(&mut self, out: &mut TraceWriter<W>, id: u16, text: &str) -> io::Result<()> {
+    pub fn label<W: Write>(
+        &mut self,
+        out: &mut TraceWriter<W>,
+        id: u16,
+        text: &str,
+    ) -> io::Result<()> {
         self.flush(out)?;
         self.body.clear();
         put_u64(&mut self.body, u64::from(id));
@@ -315,7 +350,11 @@ impl ReferenceWriter {
     }
 
     /// Adds a reference.
-    pub fn reference<W: Write>(&mut self, out: &mut TraceWriter<W>, reference: RefRecord) -> io::Result<()> {
+    pub fn reference<W: Write>(
+        &mut self,
+        out: &mut TraceWriter<W>,
+        reference: RefRecord,
+    ) -> io::Result<()> {
         self.pending.push(reference);
         if self.pending.len() >= BLOCK_REFERENCES {
             self.flush(out)?;
@@ -374,9 +413,19 @@ mod tests {
 
     fn streaming_kernel(n: u64) -> Vec<RefRecord> {
         // C[i][j] += A[i][k] * B[k][j] for N = n, doubles, like the cache lens kernel.
-        let (a, b, c) = (0x1000_0000u64, 0x1000_0000 + n * n * 8, 0x1000_0000 + 2 * n * n * 8);
+        let (a, b, c) = (
+            0x1000_0000u64,
+            0x1000_0000 + n * n * 8,
+            0x1000_0000 + 2 * n * n * 8,
+        );
         let mut refs = Vec::new();
-        let r = |addr, kind, region, label| RefRecord { addr, size: 8, kind, region, label };
+        let r = |addr, kind, region, label| RefRecord {
+            addr,
+            size: 8,
+            kind,
+            region,
+            label,
+        };
         for i in 0..n {
             for j in 0..n {
                 refs.push(r(c + (i * n + j) * 8, RefKind::Read, 3, 3));
@@ -399,7 +448,7 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             refs.push(RefRecord {
-                addr: if x % 3 == 0 { x } else { x % 4096 },
+                addr: if x.is_multiple_of(3) { x } else { x % 4096 },
                 size: (x >> 20) as u16,
                 kind: RefKind::from_bits((x >> 8) as u8),
                 region: (x >> 30) as u16 % 4,
@@ -422,9 +471,22 @@ mod tests {
         let mut out = TraceWriter::new(io::BufWriter::new(file), true).unwrap();
         let mut writer = ReferenceWriter::new();
         for (id, name) in [(1, "A"), (2, "B"), (3, "C")] {
-            writer.region(&mut out, id, 0x1000_0000 + u64::from(id - 1) * 48 * 48 * 8, 48 * 48 * 8, name).unwrap();
+            writer
+                .region(
+                    &mut out,
+                    id,
+                    0x1000_0000 + u64::from(id - 1) * 48 * 48 * 8,
+                    48 * 48 * 8,
+                    name,
+                )
+                .unwrap();
         }
-        for (id, text) in [(1, "load A[i][k]"), (2, "load B[k][j]"), (3, "load C[i][j]"), (4, "store C[i][j]")] {
+        for (id, text) in [
+            (1, "load A[i][k]"),
+            (2, "load B[k][j]"),
+            (3, "load C[i][j]"),
+            (4, "store C[i][j]"),
+        ] {
             writer.label(&mut out, id, text).unwrap();
         }
         for r in &refs {
@@ -437,8 +499,22 @@ mod tests {
         let mut items = Vec::new();
         let damage = read_references(&trace, &mut |item| items.push(item));
         assert!(damage.is_empty(), "{damage:?}");
-        assert_eq!(items[0], RefItem::Region { id: 1, start: 0x1000_0000, len: 48 * 48 * 8, name: "A".into() });
-        assert_eq!(items[6], RefItem::Label { id: 4, text: "store C[i][j]".into() });
+        assert_eq!(
+            items[0],
+            RefItem::Region {
+                id: 1,
+                start: 0x1000_0000,
+                len: 48 * 48 * 8,
+                name: "A".into()
+            }
+        );
+        assert_eq!(
+            items[6],
+            RefItem::Label {
+                id: 4,
+                text: "store C[i][j]".into()
+            }
+        );
         let back: Vec<RefRecord> = items
             .iter()
             .filter_map(|i| match i {
@@ -449,7 +525,10 @@ mod tests {
         assert_eq!(back, refs);
         let bytes = std::fs::metadata(&path).unwrap().len() as f64;
         let per_reference = bytes / refs.len() as f64;
-        assert!(per_reference < 1.0, "{per_reference:.3} bytes per reference");
+        assert!(
+            per_reference < 1.0,
+            "{per_reference:.3} bytes per reference"
+        );
     }
 
     #[test]

@@ -122,14 +122,18 @@ impl SiteNamer {
     }
 
     /// The call path users care about: up to `max` frames from the first
-    /// non-wrapper frame outwards.
+    /// non-wrapper frame outwards, ending at `main` (what is outside it is
+    /// the C runtime's start-up code).
     pub fn path(&mut self, md: &Metadata, id: StackId, max: usize) -> Vec<String> {
         let frames = self.frames(md, id);
         let start = frames.iter().position(|f| !f.wrapper).unwrap_or(0);
-        frames[start.min(frames.len())..]
-            .iter()
-            .take(max)
-            .map(|f| f.text.clone())
-            .collect()
+        let mut out = Vec::new();
+        for f in frames[start.min(frames.len())..].iter().take(max) {
+            out.push(f.text.clone());
+            if f.text.starts_with("main (") {
+                break;
+            }
+        }
+        out
     }
 }

@@ -79,53 +79,77 @@ fn size_class(size: u64) -> u64 {
     (size.saturating_add(8 + 15) & !15).max(32)
 }
 
-/// A short most-recent-last list of addresses in one contiguous array, so
-/// searching it is a vectorisable scan.
+/// A short most-recent-last list of at most `N` addresses, kept contiguous
+/// (searching it is a vectorisable scan) in a buffer of twice its size, so a
+/// push past `N` only moves the window and the array is compacted once per
+/// `N` pushes instead of on every one.
 #[derive(Debug, Clone, Copy)]
 struct Recent<const N: usize> {
-    addrs: [u64; N],
-    len: usize,
+    addrs: [[u64; N]; 2],
+    start: usize,
+    end: usize,
 }
 
 impl<const N: usize> Default for Recent<N> {
     fn default() -> Self {
         Recent {
-            addrs: [0; N],
-            len: 0,
+            addrs: [[0; N]; 2],
+            start: 0,
+            end: 0,
         }
     }
 }
 
 impl<const N: usize> Recent<N> {
+    fn flat(&self) -> &[u64] {
+        self.addrs.as_flattened()
+    }
+
+    fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    fn clear(&mut self) {
+        self.start = 0;
+        self.end = 0;
+    }
+
     fn push(&mut self, addr: u64) {
-        if self.len == N {
-            self.addrs.copy_within(1.., 0);
-            self.len -= 1;
+        if self.end == 2 * N {
+            let (start, end) = (self.start, self.end);
+            self.addrs.as_flattened_mut().copy_within(start..end, 0);
+            self.end -= start;
+            self.start = 0;
         }
-        self.addrs[self.len] = addr;
-        self.len += 1;
+        self.addrs.as_flattened_mut()[self.end] = addr;
+        self.end += 1;
+        if self.len() > N {
+            self.start += 1;
+        }
     }
 
     /// Position of `addr` counted from the most recent (0 = last pushed).
     fn find(&self, addr: u64) -> Option<usize> {
-        self.addrs[..self.len]
+        self.flat()[self.start..self.end]
             .iter()
             .rposition(|&a| a == addr)
-            .map(|i| self.len - 1 - i)
+            .map(|i| self.len() - 1 - i)
     }
 
     /// The entry `k` places from the most recent.
     fn get(&self, k: usize) -> Option<u64> {
-        let i = self.len.checked_sub(1 + k)?;
-        Some(self.addrs[i])
+        let i = self.end.checked_sub(1 + k).filter(|&i| i >= self.start)?;
+        Some(self.flat()[i])
     }
 
     /// Removes the entry `k` places from the most recent.
     fn remove(&mut self, k: usize) -> Option<u64> {
-        let i = self.len.checked_sub(1 + k)?;
-        let a = self.addrs[i];
-        self.addrs.copy_within(i + 1..self.len, i);
-        self.len -= 1;
+        let i = self.end.checked_sub(1 + k).filter(|&i| i >= self.start)?;
+        let end = self.end;
+        let flat = self.addrs.as_flattened_mut();
+        let a = flat[i];
+        flat.copy_within(i + 1..end, i);
+        self.end -= 1;
         Some(a)
     }
 }
@@ -150,7 +174,7 @@ impl FreedByClass {
                 self.small = vec![Recent::default(); SMALL_CLASSES];
             }
             let r = &mut self.small[i];
-            if r.len == 0 {
+            if r.end == 0 {
                 self.touched.push(i as u32);
             }
             r
@@ -161,7 +185,7 @@ impl FreedByClass {
 
     fn clear(&mut self) {
         for &i in &self.touched {
-            self.small[i as usize].len = 0;
+            self.small[i as usize].clear();
         }
         self.touched.clear();
         self.large.clear();

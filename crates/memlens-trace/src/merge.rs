@@ -39,9 +39,13 @@ struct Stream {
 enum Source {
     /// Decode on the calling thread (tiny traces, or no second thread).
     Inline { scratch: Vec<u8>, payload: Vec<u8> },
-    /// Decoded ahead by a second thread.
+    /// Decoded ahead by worker threads: worker `w` decodes the chunks whose
+    /// position in demand order is `w` modulo the number of workers, in
+    /// order, into its own bounded channel.
     Prefetch {
-        rx: Receiver<Decoded>,
+        rx: Vec<Receiver<Decoded>>,
+        /// Position in demand order of every chunk index.
+        position: HashMap<usize, usize>,
         stash: HashMap<usize, (Vec<Event>, Option<Damage>)>,
     },
 }
@@ -57,6 +61,9 @@ pub struct EventStream<'a> {
     source: Source,
     damage: Vec<Damage>,
     chunks_done: u64,
+    /// Once a single thread is left (and none is to come), it is walked
+    /// here directly: no heap, no map lookup per event.
+    solo: Option<Stream>,
 }
 
 impl std::fmt::Debug for EventStream<'_> {
@@ -140,6 +147,7 @@ impl<'a> EventStream<'a> {
             source,
             damage: Vec::new(),
             chunks_done: 0,
+            solo: None,
         }
     }
 
@@ -147,27 +155,42 @@ impl<'a> EventStream<'a> {
         if order.len() < 2 {
             return None;
         }
-        let mut reader = trace.chunk_reader().ok()?;
-        let chunks: Vec<ChunkInfo> = order.iter().map(|&i| trace.chunks()[i]).collect();
-        let (tx, rx) = sync_channel::<Decoded>(4);
-        std::thread::Builder::new()
-            .name("memlens-decode".into())
-            .spawn(move || {
-                let (mut scratch, mut payload) = (Vec::new(), Vec::new());
-                let mut read = |c: &ChunkInfo, s: &mut Vec<u8>, p: &mut Vec<u8>| {
-                    reader.read_payload(c, s, p)
-                };
-                for (i, chunk) in order.into_iter().zip(chunks) {
-                    let (events, damage) =
-                        decode_chunk(&chunk, &mut read, &mut scratch, &mut payload);
-                    if tx.send((i, events, damage)).is_err() {
-                        return; // the merge was dropped
+        let workers = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 2)
+            .min(order.len());
+        let mut rx = Vec::with_capacity(workers);
+        for w in 0..workers {
+            let mut reader = trace.chunk_reader().ok()?;
+            let mine: Vec<(usize, ChunkInfo)> = order
+                .iter()
+                .skip(w)
+                .step_by(workers)
+                .map(|&i| (i, trace.chunks()[i]))
+                .collect();
+            let (tx, r) = sync_channel::<Decoded>(2);
+            std::thread::Builder::new()
+                .name("memlens-decode".into())
+                .spawn(move || {
+                    let (mut scratch, mut payload) = (Vec::new(), Vec::new());
+                    let mut read = |c: &ChunkInfo, s: &mut Vec<u8>, p: &mut Vec<u8>| {
+                        reader.read_payload(c, s, p)
+                    };
+                    for (i, chunk) in mine {
+                        let (events, damage) =
+                            decode_chunk(&chunk, &mut read, &mut scratch, &mut payload);
+                        if tx.send((i, events, damage)).is_err() {
+                            return; // the merge was dropped
+                        }
                     }
-                }
-            })
-            .ok()?;
+                })
+                .ok()?;
+            rx.push(r);
+        }
+        let position = order.iter().enumerate().map(|(p, &i)| (i, p)).collect();
         Some(Source::Prefetch {
             rx,
+            position,
             stash: HashMap::default(),
         })
     }
@@ -196,11 +219,16 @@ impl<'a> EventStream<'a> {
                 };
                 decode_chunk(&trace.chunks()[index], &mut read, scratch, payload)
             }
-            Source::Prefetch { rx, stash } => {
+            Source::Prefetch {
+                rx,
+                position,
+                stash,
+            } => {
                 if let Some(found) = stash.remove(&index) {
                     return found;
                 }
-                while let Ok((i, events, damage)) = rx.recv() {
+                let worker = position.get(&index).map_or(0, |p| p % rx.len());
+                while let Ok((i, events, damage)) = rx[worker].recv() {
                     if i == index {
                         return (events, damage);
                     }
@@ -214,6 +242,27 @@ impl<'a> EventStream<'a> {
                 self.fetch(index)
             }
         }
+    }
+
+    /// Loads the next chunk of the solo stream that has events.
+    fn refill_solo(&mut self) -> bool {
+        let Some(mut stream) = self.solo.take() else {
+            return false;
+        };
+        while let Some(index) = stream.chunks.pop_front() {
+            self.chunks_done += 1;
+            let (events, damage) = self.fetch(index);
+            if let Some(d) = damage {
+                self.damage.push(d);
+            }
+            if !events.is_empty() {
+                stream.events = events;
+                stream.pos = 0;
+                self.solo = Some(stream);
+                return true;
+            }
+        }
+        false
     }
 
     /// Loads the next chunk of `tid` that has events; false when none is left.
@@ -257,18 +306,20 @@ impl Iterator for EventStream<'_> {
 
     fn next(&mut self) -> Option<Event> {
         loop {
-            // One open thread and none to come: walk it without the heap.
-            if self.pending.is_empty() && self.heap.len() == 1 {
-                let Reverse((_, tid)) = *self.heap.peek()?;
-                let stream = self.streams.get_mut(&tid)?;
+            if let Some(stream) = &mut self.solo {
                 if let Some(&e) = stream.events.get(stream.pos) {
                     stream.pos += 1;
                     return Some(e);
                 }
-                if !self.refill(tid) {
-                    self.heap.pop();
-                    self.streams.remove(&tid);
+                if self.refill_solo() {
+                    continue;
                 }
+                return None;
+            }
+            // One open thread and none to come: walk it alone from now on.
+            if self.pending.is_empty() && self.heap.len() == 1 {
+                let Reverse((_, tid)) = self.heap.pop()?;
+                self.solo = self.streams.remove(&tid);
                 continue;
             }
             let horizon = match self.heap.peek() {

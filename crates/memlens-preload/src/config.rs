@@ -58,7 +58,7 @@ pub fn parse_duration_ns(s: &str) -> Option<u64> {
         (s, 1e6)
     };
     let v: f64 = num.trim().parse().ok()?;
-    (v > 0.0 && v.is_finite()).then(|| (v * mult) as u64)
+    (v > 0.0 && v.is_finite()).then_some((v * mult) as u64)
 }
 
 impl Config {

@@ -36,9 +36,15 @@ static SNAPSHOT: AtomicPtr<Snapshot> = AtomicPtr::new(core::ptr::null_mut());
 /// System libraries are built without frame pointers on most distributions
 /// (Debian, Ubuntu ≤ 22.04), so frame-pointer walks take DWARF steps there.
 fn is_system_path(path: &str) -> bool {
-    ["/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/", "/usr/local/lib/"]
-        .iter()
-        .any(|p| path.starts_with(p))
+    [
+        "/lib/",
+        "/lib64/",
+        "/usr/lib/",
+        "/usr/lib64/",
+        "/usr/local/lib/",
+    ]
+    .iter()
+    .any(|p| path.starts_with(p))
         || path.contains("linux-vdso")
 }
 
@@ -187,7 +193,10 @@ pub fn step(
         Ok(unsafe { *(a as *const u64) })
     };
     let frame = FrameAddress::from_return_address(ip as u64)?;
-    match snap.unwinder.unwind_frame(frame, &mut regs, cache, &mut read) {
+    match snap
+        .unwinder
+        .unwind_frame(frame, &mut regs, cache, &mut read)
+    {
         Ok(Some(ret)) if (regs.sp() as usize) > sp => {
             Some((ret as usize, regs.sp() as usize, regs.bp() as usize))
         }

@@ -164,7 +164,12 @@ fn record_alloc(p: *mut c_void, size: usize, func: AllocFn) {
     let stack = stack_id(g.state);
     publish(
         g.state,
-        &[[t, p as u64, size as u64, kind::ALLOC | (func as u64) << 8 | stack << 32]],
+        &[[
+            t,
+            p as u64,
+            size as u64,
+            kind::ALLOC | (func as u64) << 8 | stack << 32,
+        ]],
     );
 }
 

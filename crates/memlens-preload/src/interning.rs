@@ -92,7 +92,9 @@ fn hash(frames: &[u64]) -> (u64, u64) {
     let mut b: u64 = 0xC2B2_AE3D_27D4_EB4F;
     for &f in frames {
         a = (a ^ f).wrapping_mul(0xFF51_AFD7_ED55_8CCD).rotate_left(31);
-        b = (b ^ f.rotate_left(17)).wrapping_mul(0xC4CE_B9FE_1A85_EC53).rotate_left(27);
+        b = (b ^ f.rotate_left(17))
+            .wrapping_mul(0xC4CE_B9FE_1A85_EC53)
+            .rotate_left(27);
     }
     // Never produce the empty marker.
     (a | 1, b)

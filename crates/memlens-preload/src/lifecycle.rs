@@ -79,7 +79,9 @@ fn start_session(forked: bool, ppid: u32) {
     if writer::spawn() {
         RECORDING.store(true, Ordering::Release);
     } else {
-        session::add_warning("the recorder could not start its writer thread; nothing was recorded".into());
+        session::add_warning(
+            "the recorder could not start its writer thread; nothing was recorded".into(),
+        );
     }
 }
 
@@ -102,7 +104,9 @@ pub extern "C" fn init() {
     let config = session::config();
     clock::choose(config.monotonic);
     let scanned = modules::scan();
-    if let Some((s, e)) = modules::text_range_containing(&scanned, init as *const () as usize as u64) {
+    if let Some((s, e)) =
+        modules::text_range_containing(&scanned, init as *const () as usize as u64)
+    {
         stack::set_self_text(s as usize, e as usize);
     }
     dwarf::publish(&scanned);
@@ -122,7 +126,7 @@ pub extern "C" fn init() {
     // wins the symbol lookup over LD_PRELOAD: detect and say so.
     // SAFETY: dlsym lookup of a NUL-terminated name.
     let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"malloc".as_ptr()) };
-    if found as usize != crate::hooks::malloc as *const () as usize {
+    if !core::ptr::eq(found as *const (), crate::hooks::malloc as *const ()) {
         session::add_warning(
             "the program's malloc is not the one memlens interposes (it is statically linked or defined by the executable); allocations through it are not recorded".into(),
         );
@@ -198,7 +202,11 @@ pub extern "C" fn _exit(status: c_int) -> ! {
     }
     // SAFETY: exit_group never returns.
     unsafe { libc::syscall(libc::SYS_exit_group, status) };
-    loop {}
+    loop {
+        // exit_group does not return; never spin if it somehow did.
+        // SAFETY: pause has no preconditions.
+        unsafe { libc::pause() };
+    }
 }
 
 /// `_Exit`: same as `_exit`.
@@ -230,7 +238,8 @@ macro_rules! forward {
     }};
 }
 
-type ExecveFn = unsafe extern "C" fn(*const c_char, *const *const c_char, *const *const c_char) -> c_int;
+type ExecveFn =
+    unsafe extern "C" fn(*const c_char, *const *const c_char, *const *const c_char) -> c_int;
 type ExecvFn = unsafe extern "C" fn(*const c_char, *const *const c_char) -> c_int;
 type FexecveFn = unsafe extern "C" fn(c_int, *const *const c_char, *const *const c_char) -> c_int;
 
@@ -331,7 +340,8 @@ pub unsafe extern "C" fn dlclose(handle: *mut c_void) -> c_int {
         return -1;
     }
     // SAFETY: the resolved dlclose.
-    let f: unsafe extern "C" fn(*mut c_void) -> c_int = unsafe { core::mem::transmute::<usize, _>(p) };
+    let f: unsafe extern "C" fn(*mut c_void) -> c_int =
+        unsafe { core::mem::transmute::<usize, _>(p) };
     // SAFETY: forwarding.
     let r = unsafe { f(handle) };
     modules_changed();

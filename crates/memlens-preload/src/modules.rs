@@ -71,7 +71,11 @@ unsafe fn build_id_in(start: usize, len: usize) -> Option<Vec<u8>> {
     None
 }
 
-unsafe extern "C" fn collect(info: *mut libc::dl_phdr_info, _size: usize, data: *mut c_void) -> c_int {
+unsafe extern "C" fn collect(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    data: *mut c_void,
+) -> c_int {
     // SAFETY: the loader passes a valid info; data is our Vec.
     let (info, out) = unsafe { (&*info, &mut *(data as *mut Vec<Scanned>)) };
     let name = if info.dlpi_name.is_null() {

@@ -25,7 +25,13 @@ pub struct Output {
 fn prog_name() -> OsString {
     let mut buf = [0u8; 4096];
     // SAFETY: readlink writes at most buf.len() bytes.
-    let n = unsafe { libc::readlink(c"/proc/self/exe".as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    let n = unsafe {
+        libc::readlink(
+            c"/proc/self/exe".as_ptr(),
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+        )
+    };
     if n <= 0 {
         return OsString::from("prog");
     }
@@ -39,7 +45,11 @@ fn open_new(path: &OsStr, exclusive: bool) -> Result<i32, i32> {
     let flags = libc::O_WRONLY
         | libc::O_CREAT
         | libc::O_CLOEXEC
-        | if exclusive { libc::O_EXCL } else { libc::O_TRUNC };
+        | if exclusive {
+            libc::O_EXCL
+        } else {
+            libc::O_TRUNC
+        };
     // SAFETY: plain open of a NUL-terminated path.
     let fd = unsafe { libc::open(c.as_ptr(), flags, 0o644) };
     if fd < 0 {

@@ -22,7 +22,7 @@ use crate::interning::LocalStacks;
 use crate::ring::Ring;
 
 /// The key value meaning "do not record this thread".
-pub const BUSY: *mut c_void = 1 as *mut c_void;
+pub const BUSY: *mut c_void = core::ptr::without_provenance_mut(1);
 
 static mut KEY: libc::pthread_key_t = 0;
 static KEY_READY: AtomicBool = AtomicBool::new(false);
@@ -149,7 +149,13 @@ unsafe extern "C" fn on_thread_exit(value: *mut c_void) {
     let state = unsafe { &*(value as *const ThreadState) };
     // SAFETY: prctl writes at most 16 bytes into the buffer we own.
     unsafe {
-        libc::prctl(libc::PR_GET_NAME, state.exit_name.get() as libc::c_ulong, 0, 0, 0);
+        libc::prctl(
+            libc::PR_GET_NAME,
+            state.exit_name.get() as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
     }
     state.exited.store(true, Ordering::Release);
     crate::writer::wake();

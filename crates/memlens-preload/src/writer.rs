@@ -288,12 +288,8 @@ impl Writer {
                 }
                 kind::ALLOC | kind::FREE | kind::REALLOC => {
                     let time = self.ticks.convert(slot[0]);
-                    let stack = |local: u64| {
-                        t.local_to_global
-                            .get(local as usize)
-                            .copied()
-                            .unwrap_or(0)
-                    };
+                    let stack =
+                        |local: u64| t.local_to_global.get(local as usize).copied().unwrap_or(0);
                     let tid = t.tid;
                     let event = match k {
                         kind::ALLOC => Event::Alloc {
@@ -325,7 +321,7 @@ impl Writer {
                     };
                     t.builder.event(&event);
                     written += 1;
-                    if written % 256 == 0 && t.builder.len() >= CHUNK_BYTES {
+                    if written.is_multiple_of(256) && t.builder.len() >= CHUNK_BYTES {
                         t.builder.finish(&mut self.framed, self.compressor.as_mut());
                     }
                 }
@@ -365,10 +361,7 @@ impl Writer {
                     out.builder
                         .finish(&mut self.framed, self.compressor.as_mut());
                 }
-                self.process.meta(&Meta::ThreadEnd {
-                    t,
-                    tid: state.tid,
-                });
+                self.process.meta(&Meta::ThreadEnd { t, tid: state.tid });
                 registry::remove(p);
                 self.states.swap_remove(i);
                 // The thread set `exited` in its key destructor, after which
@@ -457,7 +450,10 @@ impl Writer {
         self.marks();
         for warning in session::take_warnings() {
             let t = self.now_ns();
-            self.process.meta(&Meta::Warning { t, message: warning });
+            self.process.meta(&Meta::Warning {
+                t,
+                message: warning,
+            });
         }
         let dropped = crate::hooks::take_dropped();
         if dropped > 0 {
@@ -479,10 +475,7 @@ impl Writer {
                     END_UNDERSCORE_EXIT => "_exit",
                     _ => "exit",
                 };
-                self.process.meta(&Meta::End {
-                    t,
-                    how: how.into(),
-                });
+                self.process.meta(&Meta::End { t, how: how.into() });
             }
             self.flush_all();
         }
@@ -524,9 +517,9 @@ fn name_str(name: &[u8; 16]) -> String {
 }
 
 fn human_ns(ns: u64) -> String {
-    if ns % 1_000_000_000 == 0 {
+    if ns.is_multiple_of(1_000_000_000) {
         format!("{}s", ns / 1_000_000_000)
-    } else if ns % 1_000_000 == 0 {
+    } else if ns.is_multiple_of(1_000_000) {
         format!("{}ms", ns / 1_000_000)
     } else {
         format!("{}us", ns / 1_000)
@@ -542,7 +535,13 @@ pub extern "C" fn writer_main(_arg: *mut c_void) -> *mut c_void {
         let mut all: libc::sigset_t = core::mem::zeroed();
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_BLOCK, &all, core::ptr::null_mut());
-        libc::prctl(libc::PR_SET_NAME, c"memlens-writer".as_ptr() as libc::c_ulong, 0, 0, 0);
+        libc::prctl(
+            libc::PR_SET_NAME,
+            c"memlens-writer".as_ptr() as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
     }
     loop {
         let seen = WAKE.load(Ordering::Acquire);

@@ -53,7 +53,8 @@ fn seed_trace(rng: &mut Rng) -> Vec<u8> {
             .expect("meta");
         }
         let e = if live.is_empty() || rng.below(3) != 0 {
-            let addr = (0x5000_0000 + rng.below(1 << 20) as u64) & !(if rng.below(9) == 0 { 0 } else { 15 });
+            let addr = (0x5000_0000 + rng.below(1 << 20) as u64)
+                & !(if rng.below(9) == 0 { 0 } else { 15 });
             live.push((tid, addr));
             Event::Alloc {
                 t,
@@ -158,7 +159,10 @@ fn main() {
         if result.is_err() {
             let keep = dir.join(format!("crash-{i}.mlens"));
             std::fs::write(&keep, &case).ok();
-            eprintln!("fuzz_reader: the reader panicked; input kept at {}", keep.display());
+            eprintln!(
+                "fuzz_reader: the reader panicked; input kept at {}",
+                keep.display()
+            );
             std::process::exit(1);
         }
     }

@@ -136,11 +136,11 @@ pub fn frame_chunk(
     let mut used = Codec::None;
     if let (Codec::Zstd, Some(c)) = (codec, compressor) {
         // One allocation per chunk (not per record), so `compress` is fine here.
-        if let Ok(packed) = c.compress(raw) {
-            if packed.len() < raw.len() {
-                out.extend_from_slice(&packed);
-                used = Codec::Zstd;
-            }
+        if let Ok(packed) = c.compress(raw)
+            && packed.len() < raw.len()
+        {
+            out.extend_from_slice(&packed);
+            used = Codec::Zstd;
         }
     }
     if used == Codec::None {
@@ -267,7 +267,9 @@ pub fn unpack_columns(
         put_u64(out, raw as u64);
     }
     for (i, &(codec, raw, len)) in entries.iter().enumerate() {
-        let body = c.bytes(len).ok_or("the columns run past the end of the chunk")?;
+        let body = c
+            .bytes(len)
+            .ok_or("the columns run past the end of the chunk")?;
         match Codec::from_code(codec) {
             Some(Codec::None) if len == raw => out.extend_from_slice(body),
             Some(Codec::Zstd) => {

@@ -442,7 +442,10 @@ impl<'a> ColumnDecoder<'a> {
                 let hi = self.cols[col::REF_HI].u64()?;
                 let distance = hi.checked_mul(256)? | lo;
                 let ordinal = (self.model.allocs.len() as u64).checked_sub(distance)?;
-                let &(addr, size) = self.model.allocs.get(usize::try_from(ordinal).ok()?.checked_sub(1)?)?;
+                let &(addr, size) = self
+                    .model
+                    .allocs
+                    .get(usize::try_from(ordinal).ok()?.checked_sub(1)?)?;
                 self.model.after_free(addr, size);
                 Some(addr)
             }

@@ -222,7 +222,9 @@ impl Iterator for RecordDecoder<'_> {
                         tag: record_tag,
                         body: body.to_vec(),
                     }),
-                    None => Err(fail(&format!("malformed record with tag {record_tag:#04x}"))),
+                    None => Err(fail(&format!(
+                        "malformed record with tag {record_tag:#04x}"
+                    ))),
                 },
             }
         } else {

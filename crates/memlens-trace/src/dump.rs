@@ -96,7 +96,15 @@ pub fn dump(trace: &TraceFile, out: &mut dyn Write) -> io::Result<(u64, usize)> 
         writeln!(
             out,
             "# chunk offset={} kind={:?} stream={} records={} stored={} raw={} codec={:?} t={}..{}",
-            chunk.offset, h.kind, h.stream, h.records, h.stored_len, h.raw_len, h.codec, h.t_first, h.t_last
+            chunk.offset,
+            h.kind,
+            h.stream,
+            h.records,
+            h.stored_len,
+            h.raw_len,
+            h.codec,
+            h.t_first,
+            h.t_last
         )?;
         if let Err(d) = trace.read_payload(chunk, &mut scratch, &mut payload) {
             writeln!(out, "# damage at {d}")?;

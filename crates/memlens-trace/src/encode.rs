@@ -73,12 +73,42 @@ impl ChunkBuilder {
             self.columns.reset(t);
         }
         let event = match *event {
-            Event::Alloc { .. } | Event::Free { .. } | Event::Realloc { .. } if t == event.time() => *event,
-            Event::Alloc { tid, addr, size, stack, func, .. } => Event::Alloc { t, tid, addr, size, stack, func },
-            Event::Free { tid, addr, .. } => Event::Free { t, tid, addr },
-            Event::Realloc { tid, old_addr, new_addr, size, stack, .. } => {
-                Event::Realloc { t, tid, old_addr, new_addr, size, stack }
+            Event::Alloc { .. } | Event::Free { .. } | Event::Realloc { .. }
+                if t == event.time() =>
+            {
+                *event
             }
+            Event::Alloc {
+                tid,
+                addr,
+                size,
+                stack,
+                func,
+                ..
+            } => Event::Alloc {
+                t,
+                tid,
+                addr,
+                size,
+                stack,
+                func,
+            },
+            Event::Free { tid, addr, .. } => Event::Free { t, tid, addr },
+            Event::Realloc {
+                tid,
+                old_addr,
+                new_addr,
+                size,
+                stack,
+                ..
+            } => Event::Realloc {
+                t,
+                tid,
+                old_addr,
+                new_addr,
+                size,
+                stack,
+            },
         };
         self.columns.push(&event);
         self.records += 1;
@@ -221,16 +251,16 @@ impl ChunkBuilder {
             );
         } else {
             frame_chunk(
-            out,
-            self.kind,
-            self.stream,
-            self.records,
-            t_first,
-            self.t_last,
-            &self.raw,
-            codec,
-            compressor,
-        );
+                out,
+                self.kind,
+                self.stream,
+                self.records,
+                t_first,
+                self.t_last,
+                &self.raw,
+                codec,
+                compressor,
+            );
         }
         self.raw.clear();
         self.records = 0;

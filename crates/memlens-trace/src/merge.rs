@@ -74,7 +74,7 @@ impl std::fmt::Debug for EventStream<'_> {
 
 fn decode_chunk(
     chunk: &ChunkInfo,
-    read: &mut dyn FnMut(&ChunkInfo, &mut Vec<u8>, &mut Vec<u8>) -> Result<(), Damage>,
+    read: &mut impl FnMut(&ChunkInfo, &mut Vec<u8>, &mut Vec<u8>) -> Result<(), Damage>,
     scratch: &mut Vec<u8>,
     payload: &mut Vec<u8>,
 ) -> (Vec<Event>, Option<Damage>) {
@@ -121,11 +121,12 @@ impl<'a> EventStream<'a> {
             }
         }
         demand.sort_unstable();
-        let source = Self::start_prefetch(trace, demand.iter().map(|d| d.2).collect())
-            .unwrap_or(Source::Inline {
+        let source = Self::start_prefetch(trace, demand.iter().map(|d| d.2).collect()).unwrap_or(
+            Source::Inline {
                 scratch: Vec::new(),
                 payload: Vec::new(),
-            });
+            },
+        );
         let streams = per_thread
             .into_iter()
             .map(|(tid, chunks)| {
@@ -214,9 +215,8 @@ impl<'a> EventStream<'a> {
         let trace = self.trace;
         match &mut self.source {
             Source::Inline { scratch, payload } => {
-                let mut read = |c: &ChunkInfo, s: &mut Vec<u8>, p: &mut Vec<u8>| {
-                    trace.read_payload(c, s, p)
-                };
+                let mut read =
+                    |c: &ChunkInfo, s: &mut Vec<u8>, p: &mut Vec<u8>| trace.read_payload(c, s, p);
                 decode_chunk(&trace.chunks()[index], &mut read, scratch, payload)
             }
             Source::Prefetch {
@@ -268,7 +268,11 @@ impl<'a> EventStream<'a> {
     /// Loads the next chunk of `tid` that has events; false when none is left.
     fn refill(&mut self, tid: u32) -> bool {
         loop {
-            let Some(index) = self.streams.get_mut(&tid).and_then(|s| s.chunks.pop_front()) else {
+            let Some(index) = self
+                .streams
+                .get_mut(&tid)
+                .and_then(|s| s.chunks.pop_front())
+            else {
                 return false;
             };
             self.chunks_done += 1;

@@ -161,10 +161,7 @@ impl Metadata {
                     Ok(_) => {}
                     Err(e) => damage.push(Damage {
                         offset: chunk.offset,
-                        reason: format!(
-                            "{} at payload offset {} of the chunk",
-                            e.reason, e.offset
-                        ),
+                        reason: format!("{} at payload offset {} of the chunk", e.reason, e.offset),
                         skipped: 0,
                     }),
                 }
@@ -203,6 +200,9 @@ impl Metadata {
 
     /// The name of thread `tid`, or an empty string.
     pub fn thread_name(&self, tid: u32) -> &str {
-        self.threads.get(&tid).map(|t| t.name.as_str()).unwrap_or("")
+        self.threads
+            .get(&tid)
+            .map(|t| t.name.as_str())
+            .unwrap_or("")
     }
 }

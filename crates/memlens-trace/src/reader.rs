@@ -81,14 +81,18 @@ fn header_message(e: HeaderError, len: u64) -> String {
         HeaderError::NotATrace => {
             "not a memlens trace (byte offset 0 does not start with the memlens magic)".into()
         }
-        HeaderError::Checksum => "the trace header is damaged (checksum mismatch at byte offset 20)".into(),
+        HeaderError::Checksum => {
+            "the trace header is damaged (checksum mismatch at byte offset 20)".into()
+        }
         HeaderError::TooNew {
             version,
             min_read_version,
         } => format!(
             "written by a newer memlens (format version {version}, needs reader version {min_read_version}); this build reads up to version {READ_VERSION}: upgrade memlens"
         ),
-        HeaderError::BadLength(n) => format!("the trace header claims an impossible length of {n} bytes at byte offset 12"),
+        HeaderError::BadLength(n) => {
+            format!("the trace header claims an impossible length of {n} bytes at byte offset 12")
+        }
     }
 }
 
@@ -176,7 +180,9 @@ impl TraceFile {
                 Err(problem) => {
                     let reason = match problem {
                         HeaderProblem::Magic => "no chunk starts here (bad chunk magic)",
-                        HeaderProblem::Checksum => "the chunk header is damaged (checksum mismatch)",
+                        HeaderProblem::Checksum => {
+                            "the chunk header is damaged (checksum mismatch)"
+                        }
                         HeaderProblem::UnknownKindOrCodec => {
                             "the chunk has a kind or codec this version does not know"
                         }
@@ -295,23 +301,29 @@ fn read_payload_with(
         file.read_exact_at(scratch, chunk.offset + CHUNK_HEADER_LEN as u64)
             .map_err(|e: io::Error| damage(format!("cannot read the chunk payload: {e}")))?;
         if crc32fast::hash(scratch) != h.payload_crc {
-            return Err(damage("the chunk payload is damaged (checksum mismatch)".into()));
+            return Err(damage(
+                "the chunk payload is damaged (checksum mismatch)".into(),
+            ));
         }
         out.clear();
         match h.codec {
             Codec::None => out.extend_from_slice(scratch),
             Codec::Columns => {
-                crate::chunk::unpack_columns(scratch, h.raw_len as usize, out, decompressor.as_deref_mut()).map_err(|e| {
-                    damage(format!("the chunk payload does not decode: {e}"))
-                })?;
+                crate::chunk::unpack_columns(
+                    scratch,
+                    h.raw_len as usize,
+                    out,
+                    decompressor.as_deref_mut(),
+                )
+                .map_err(|e| damage(format!("the chunk payload does not decode: {e}")))?;
             }
             Codec::Zstd => {
                 out.resize(h.raw_len as usize, 0);
-                let n = match decompressor.as_deref_mut() {
+                let n = match decompressor {
                     Some(d) => d.decompress_to_buffer(scratch.as_slice(), out.as_mut_slice()),
                     None => zstd::bulk::decompress_to_buffer(scratch, out.as_mut_slice()),
                 }
-                    .map_err(|e| damage(format!("the chunk payload does not decompress: {e}")))?;
+                .map_err(|e| damage(format!("the chunk payload does not decompress: {e}")))?;
                 if n != h.raw_len as usize {
                     return Err(damage(format!(
                         "the chunk payload decompresses to {n} bytes, not the {} its header says",
@@ -321,7 +333,7 @@ fn read_payload_with(
             }
         }
         Ok(())
-        }
+    }
 }
 
 /// Reads chunk payloads through its own file handle and a reusable zstd
@@ -345,6 +357,12 @@ impl ChunkReader {
         scratch: &mut Vec<u8>,
         out: &mut Vec<u8>,
     ) -> Result<(), Damage> {
-        read_payload_with(&self.file, Some(&mut self.decompressor), chunk, scratch, out)
+        read_payload_with(
+            &self.file,
+            Some(&mut self.decompressor),
+            chunk,
+            scratch,
+            out,
+        )
     }
 }

@@ -2,9 +2,7 @@
 
 #![allow(dead_code)]
 
-use memlens_trace::{
-    AllocFn, ClockSource, Event, Meta, Module, ProcessInfo, Segment, TraceWriter,
-};
+use memlens_trace::{AllocFn, ClockSource, Event, Meta, Module, ProcessInfo, Segment, TraceWriter};
 
 /// The process record every synthetic trace starts with.
 pub fn process() -> Meta {
@@ -67,15 +65,46 @@ pub fn metas() -> Vec<Meta> {
                 build_id: vec![0xde, 0xad, 0xbe, 0xef],
             },
         },
-        Meta::StackNode { id: 1, parent: 0, ip: 0x401000 },
-        Meta::StackNode { id: 2, parent: 1, ip: 0x401100 },
-        Meta::StackNode { id: 3, parent: 2, ip: 0x401200 },
-        Meta::StackNode { id: 4, parent: 1, ip: 0x401300 },
-        Meta::ThreadName { t: 5, tid: 7, name: "main".into() },
-        Meta::ThreadName { t: 6, tid: 9, name: "worker".into() },
-        Meta::Mark { t: 500, tid: 7, name: "phase 2".into() },
+        Meta::StackNode {
+            id: 1,
+            parent: 0,
+            ip: 0x401000,
+        },
+        Meta::StackNode {
+            id: 2,
+            parent: 1,
+            ip: 0x401100,
+        },
+        Meta::StackNode {
+            id: 3,
+            parent: 2,
+            ip: 0x401200,
+        },
+        Meta::StackNode {
+            id: 4,
+            parent: 1,
+            ip: 0x401300,
+        },
+        Meta::ThreadName {
+            t: 5,
+            tid: 7,
+            name: "main".into(),
+        },
+        Meta::ThreadName {
+            t: 6,
+            tid: 9,
+            name: "worker".into(),
+        },
+        Meta::Mark {
+            t: 500,
+            tid: 7,
+            name: "phase 2".into(),
+        },
         Meta::ThreadEnd { t: 90_000, tid: 9 },
-        Meta::End { t: 100_000, how: "exit".into() },
+        Meta::End {
+            t: 100_000,
+            how: "exit".into(),
+        },
     ]
 }
 

@@ -33,7 +33,10 @@ fn empty_file_is_named_as_such() {
 fn foreign_file_is_not_a_trace() {
     let (_d, path) = write(b"#!/bin/sh\necho hello\n");
     let e = TraceFile::open(&path).unwrap_err().to_string();
-    assert!(e.contains("not a memlens trace") && e.contains("offset 0"), "{e}");
+    assert!(
+        e.contains("not a memlens trace") && e.contains("offset 0"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -47,7 +50,10 @@ fn newer_version_asks_for_an_upgrade() {
     bytes[20..24].copy_from_slice(&crc);
     let (_d, path) = write(&bytes);
     let e = TraceFile::open(&path).unwrap_err().to_string();
-    assert!(e.contains("newer memlens") && e.contains("version 9"), "{e}");
+    assert!(
+        e.contains("newer memlens") && e.contains("version 9"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -111,7 +117,11 @@ fn flipped_payload_byte_loses_only_its_chunk() {
     let (n, damage) = events_read(&bad_path);
     assert_eq!(damage.len(), 1);
     assert_eq!(damage[0].offset, victim.offset);
-    assert!(damage[0].reason.contains("checksum"), "{}", damage[0].reason);
+    assert!(
+        damage[0].reason.contains("checksum"),
+        "{}",
+        damage[0].reason
+    );
     assert_eq!(n, 3000 - victim.header.records as usize);
 }
 
@@ -168,4 +178,3 @@ proptest! {
         }
     }
 }
-

@@ -7,7 +7,10 @@ use memlens_trace::format::{self, ChunkKind, Codec, tag};
 
 fn rendered() -> String {
     let mut s = String::from("```\n");
-    let magic: Vec<String> = format::FILE_MAGIC.iter().map(|b| format!("{b:02X}")).collect();
+    let magic: Vec<String> = format::FILE_MAGIC
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect();
     s += &format!("FILE_MAGIC          {}\n", magic.join(" "));
     s += &format!("FORMAT_VERSION      {}\n", format::FORMAT_VERSION);
     s += &format!("READ_VERSION        {}\n", format::READ_VERSION);
@@ -25,7 +28,11 @@ fn rendered() -> String {
     ] {
         s += &format!("kind {name:<14} {}\n", k as u8);
     }
-    for (name, c) in [("none", Codec::None), ("zstd", Codec::Zstd), ("columns", Codec::Columns)] {
+    for (name, c) in [
+        ("none", Codec::None),
+        ("zstd", Codec::Zstd),
+        ("columns", Codec::Columns),
+    ] {
         s += &format!("codec {name:<13} {}\n", c as u8);
     }
     for (name, t) in [

@@ -49,5 +49,10 @@ fn metadata_round_trips() {
 fn compression_makes_regular_events_small() {
     let raw = common::write_trace(20_000, 256 << 10, false);
     let packed = common::write_trace(20_000, 256 << 10, true);
-    assert!(packed.len() * 2 < raw.len(), "{} vs {}", packed.len(), raw.len());
+    assert!(
+        packed.len() * 2 < raw.len(),
+        "{} vs {}",
+        packed.len(),
+        raw.len()
+    );
 }

@@ -1,9 +1,10 @@
-//! `memlens growth`: the groups whose live memory grows over the run, ranked as leak
-//! suspects by the engine ([`growth_suspects`]), as a table or as JSON.
+//! `memlens growth`: the groups whose live memory grows over the run (or a window of
+//! it, `--from`/`--to`), ranked as leak suspects by the engine ([`growth_suspects`]),
+//! as a table or as JSON.
 //!
 //! The table also shows each suspect's dominant call path. The engine gives it: the
-//! same classifiers followed by `call-path`, as unpruned trees at the run's start and
-//! end, ordered by growth; below each suspect we follow the child that grew most. Only
+//! same classifiers followed by `call-path`, as unpruned trees at the window's start
+//! and end, ordered by growth; below each suspect we follow the child that grew most. Only
 //! the blocks live at those two times are classified, so this costs far less than the
 //! ranking itself.
 
@@ -12,9 +13,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use memlens_heap::protocol::suspects_to_json;
 use memlens_heap::{
-    ClassifierChain, GrowthQuery, HeapModel, Node, SnapshotTimes, SortStrategy, Suspect,
-    TreeOptions, TreeQuery, format_bytes, format_duration, format_signed_bytes,
-    growth_suspects, memory_trees,
+    GrowthQuery, HeapModel, Node, SnapshotTimes, SortStrategy, Suspect, TreeOptions, TreeQuery,
+    format_bytes, format_duration, format_signed_bytes, growth_suspects, memory_trees,
 };
 
 use crate::heap_model::{self, HeapTrace};
@@ -31,6 +31,14 @@ pub struct GrowthArgs {
     /// --help`); the default suits C, C++ and Rust programs alike.
     #[arg(long, value_name = "C1,C2,…", default_value = "closest-user-frame")]
     by: String,
+    /// Start of the window to rank growth over (`1.5s`, `200ms`, `T%` of the run)
+    /// [default: the process start].
+    #[arg(long, value_name = "T")]
+    from: Option<String>,
+    /// End of that window; set it before an exit-time teardown that frees everything
+    /// [default: the end of the run].
+    #[arg(long, value_name = "T")]
+    to: Option<String>,
     /// How many suspects to list.
     #[arg(long, value_name = "N", default_value_t = 10)]
     top: usize,
@@ -47,40 +55,48 @@ pub struct GrowthArgs {
 /// Runs `memlens growth`.
 pub fn run(args: GrowthArgs) -> Result<i32> {
     let classifiers = heap_model::classifier_chain(&args.by, &args.domain)?;
-    let trace = HeapTrace::open(&args.file)?;
+    let loaded = crate::load::open(&args.file)?;
+    let window = heap_model::window(
+        args.from.as_deref(),
+        args.to.as_deref(),
+        heap_model::run_window(&loaded.metadata),
+    )?;
+    let trace = HeapTrace::build(loaded);
     let query = GrowthQuery {
+        window,
         limit: Some(args.top),
-        ..GrowthQuery::new(classifiers.clone())
+        ..GrowthQuery::new(classifiers)
     };
     let suspects = growth_suspects(&trace.model, &query).map_err(heap_model::usage)?;
     if args.json {
         println!("{}", suspects_to_json(&suspects));
     } else {
-        let paths = call_paths(&trace.model, &classifiers, &suspects)?;
-        print_table(&trace, &classifiers, &query, &suspects, &paths);
+        let paths = call_paths(&trace.model, &query, &suspects)?;
+        print_table(&trace, &query, &suspects, &paths);
     }
     Ok(trace.finish())
 }
 
-/// The dominant call path of each suspect, innermost frame first, starting at the first
-/// frame outside the allocator and the runtime libraries.
+/// The dominant call path of each suspect, innermost frame first, from the first frame
+/// outside the allocator and the runtime libraries out to the last such frame.
 fn call_paths(
     model: &HeapModel,
-    classifiers: &ClassifierChain,
+    query: &GrowthQuery,
     suspects: &[Suspect],
 ) -> Result<Vec<Vec<String>>> {
     if suspects.is_empty() {
         return Ok(Vec::new());
     }
+    let classifiers = &query.classifiers;
     let names = classifiers.names().join(",");
     let with_paths = heap_model::classifier_chain(
         &format!("{names},call-path"),
         &classifiers.options().domain_prefixes,
     )?;
-    let run = model.run();
-    let query = TreeQuery {
+    let window = query.window.unwrap_or(model.run());
+    let tree_query = TreeQuery {
         classifiers: with_paths,
-        times: SnapshotTimes::Explicit(vec![run.start_ns, run.end_ns]),
+        times: SnapshotTimes::Explicit(vec![window.start_ns, window.end_ns]),
         window: None,
         options: TreeOptions {
             sort: SortStrategy::AbsoluteGrowth,
@@ -88,11 +104,12 @@ fn call_paths(
             ..TreeOptions::default()
         },
     };
-    let trees = memory_trees(model, &query).map_err(heap_model::usage)?;
+    let trees = memory_trees(model, &tree_query).map_err(heap_model::usage)?;
     let Some(last) = trees.trees.last() else {
         return Ok(vec![Vec::new(); suspects.len()]);
     };
     let filter = &classifiers.options().user_frames;
+    let is_user = |f: &String| f != "_start" && filter.is_user_frame(f, "");
     Ok(suspects
         .iter()
         .map(|s| {
@@ -106,12 +123,13 @@ fn call_paths(
                 frames.push(child.key.clone());
                 node = Some(child);
             }
+            // Outermost first so far: drop the runtime's frames around `main`, then
+            // turn the path round and drop the allocator's frames at the inner end.
+            let outer_user = frames.iter().position(is_user).unwrap_or(0);
+            frames.drain(..outer_user);
             frames.reverse();
-            let first_user = frames
-                .iter()
-                .position(|f| filter.is_user_frame(f, ""))
-                .unwrap_or(0);
-            frames.drain(..first_user);
+            let inner_user = frames.iter().position(is_user).unwrap_or(0);
+            frames.drain(..inner_user);
             frames.truncate(CALL_PATH_FRAMES);
             frames
         })
@@ -121,21 +139,21 @@ fn call_paths(
 /// Prints the ranking as a table, each suspect followed by its group and call path.
 fn print_table(
     trace: &HeapTrace,
-    classifiers: &ClassifierChain,
     query: &GrowthQuery,
     suspects: &[Suspect],
     paths: &[Vec<String>],
 ) {
-    let run = trace.model.run();
+    let window = query.window.unwrap_or(trace.model.run());
     println!(
-        "{}: leak suspects by {}, over the whole run ({}, {} samples)",
+        "{}: leak suspects by {}, from {} to {} ({} samples)",
         trace.path().display(),
-        classifiers.names().join(" › "),
-        format_duration(run.duration_ns()),
+        query.classifiers.names().join(" › "),
+        format_duration(window.start_ns),
+        format_duration(window.end_ns),
         query.samples + 1,
     );
     if suspects.is_empty() {
-        println!("\nno group grows over the run");
+        println!("\nno group grows in this window");
         return;
     }
     println!(

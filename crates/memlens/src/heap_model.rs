@@ -9,14 +9,20 @@
 //! stream through [`HeapModelBuilder`] in time order, with the marks merged in, under
 //! the progress bar of [`load`]. The run starts at time 0, the process start, so the
 //! times users type (`1.5s`, `50%`) mean the same as in every other command.
+//!
+//! The argument helpers both commands need live here too: `--by` lists, times and
+//! windows, each checked against the run before the events are read, with engine
+//! errors turned into usage errors (exit status 2).
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Result;
+use indicatif::ProgressBar;
 use memlens_heap::{
     AllocKind, ClassifierChain, ClassifierOptions, FrameId, FrameInfo, HeapError, HeapModel,
-    HeapModelBuilder, StackId, TimeWindow, parse_classifiers,
+    HeapModelBuilder, StackId, TimeWindow, format_duration, parse_classifiers,
 };
 use memlens_symbols::{ModuleInfo, Segment, Symbolizer, SymbolizerOptions};
 use memlens_trace::{AllocFn, Event, Metadata};
@@ -35,11 +41,6 @@ pub struct HeapTrace {
 }
 
 impl HeapTrace {
-    /// Opens `path` and builds its model; an unreadable or foreign file is an error.
-    pub fn open(path: &Path) -> Result<HeapTrace> {
-        Ok(HeapTrace::build(load::open(path)?))
-    }
-
     /// Builds the model of an opened trace: symbolizes its stacks, then streams its
     /// events through the builder.
     pub fn build(mut loaded: Loaded) -> HeapTrace {
@@ -114,6 +115,63 @@ pub fn usage(error: HeapError) -> anyhow::Error {
     UsageError(error.to_string()).into()
 }
 
+/// Parses the time given to option `arg`: a number with a unit (`ns`, `us`/`µs`, `ms`,
+/// `s`) or a percentage of the run, and checks that it lies inside the run.
+pub fn parse_time(arg: &str, text: &str, run: TimeWindow) -> Result<u64> {
+    let text = text.trim();
+    let bad = || {
+        UsageError(format!(
+            "`{arg} {text}` is not a time: write a number with a unit (`1.5s`, `200ms`, \
+             `10us`, `500ns`) or a percentage of the run (`50%`)"
+        ))
+    };
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or_else(bad)?;
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number.parse().map_err(|_| bad())?;
+    let time_ns = match unit.trim() {
+        "%" if value <= 100.0 => {
+            run.start_ns + (run.duration_ns() as f64 * value / 100.0).round() as u64
+        }
+        "%" => {
+            return Err(UsageError(format!(
+                "`{arg} {text}` is out of range: a percentage of the run must be between 0 and 100"
+            ))
+            .into());
+        }
+        "ns" => value.round() as u64,
+        "us" | "µs" => (value * 1e3).round() as u64,
+        "ms" => (value * 1e6).round() as u64,
+        "s" => (value * 1e9).round() as u64,
+        _ => return Err(bad().into()),
+    };
+    if !run.contains(time_ns) {
+        let outside = HeapError::TimeOutsideRun { time_ns, run };
+        return Err(UsageError(format!("`{arg} {text}`: {outside}")).into());
+    }
+    Ok(time_ns)
+}
+
+/// The window of `--from` and `--to` (either may be missing), or `None` for the whole
+/// run. A window that ends before it starts is a usage error.
+pub fn window(from: Option<&str>, to: Option<&str>, run: TimeWindow) -> Result<Option<TimeWindow>> {
+    if from.is_none() && to.is_none() {
+        return Ok(None);
+    }
+    let start_ns = from.map_or(Ok(run.start_ns), |t| parse_time("--from", t, run))?;
+    let end_ns = to.map_or(Ok(run.end_ns), |t| parse_time("--to", t, run))?;
+    if end_ns < start_ns {
+        return Err(UsageError(format!(
+            "`--to` ({}) is before `--from` ({}); the window must not end before it starts",
+            format_duration(end_ns),
+            format_duration(start_ns)
+        ))
+        .into());
+    }
+    Ok(Some(TimeWindow { start_ns, end_ns }))
+}
+
 /// The symbolizer for a trace's module map. Modules loaded later (`dlopen`) come later
 /// in the list and take precedence where they overlap older ones.
 pub fn symbolizer_for(md: &Metadata) -> Symbolizer {
@@ -151,11 +209,14 @@ fn add_context(builder: &mut HeapModelBuilder, md: &Metadata) -> Vec<String> {
     let mut addresses: Vec<u64> = (1..nodes).map(|id| stacks.ip(id)).collect();
     addresses.sort_unstable();
     addresses.dedup();
-    // Id 0 marks a node the stack table never defined; it has no address to look up.
+    // Address 0 stands for a node the stack table never defined: nothing to look up.
     addresses.retain(|&a| a != 0);
     let mut symbolizer = symbolizer_for(md);
+    let bar = symbolizing_spinner(addresses.len());
+    let symbolized_addresses = symbolizer.symbolize_all(&addresses);
+    bar.finish_and_clear();
     let mut innermost: HashMap<u64, FrameId> = HashMap::with_capacity(addresses.len());
-    for symbolized in symbolizer.symbolize_all(&addresses) {
+    for symbolized in symbolized_addresses {
         // Frames come innermost first; the engine wants the outer frame of a chain
         // first, each inlined frame naming the frame it was inlined into.
         let mut frame = FrameId::UNKNOWN;
@@ -195,6 +256,18 @@ fn add_context(builder: &mut HeapModelBuilder, md: &Metadata) -> Vec<String> {
         .collect()
 }
 
+/// A spinner for symbolizing many addresses (a large program's debug information can
+/// take seconds to read), shown only on a terminal.
+fn symbolizing_spinner(addresses: usize) -> ProgressBar {
+    if addresses < 5_000 {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new_spinner();
+    bar.set_message(format!("symbolizing {addresses} return addresses"));
+    bar.enable_steady_tick(Duration::from_millis(100));
+    bar
+}
+
 /// Feeds one trace event to the builder.
 fn add_event(builder: &mut HeapModelBuilder, event: &Event) {
     match *event {
@@ -224,5 +297,59 @@ fn add_event(builder: &mut HeapModelBuilder, event: &Event) {
         } => {
             builder.realloc(t, u64::from(tid), old_addr, new_addr, size, StackId(stack));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RUN: TimeWindow = TimeWindow {
+        start_ns: 0,
+        end_ns: 4_000_000_000,
+    };
+
+    #[test]
+    fn times_take_units_and_percentages_of_the_run() {
+        let at = |text| parse_time("--at", text, RUN).unwrap();
+        assert_eq!(at("1.5s"), 1_500_000_000);
+        assert_eq!(at("200ms"), 200_000_000);
+        assert_eq!(at("10us"), 10_000);
+        assert_eq!(at("10 µs"), 10_000);
+        assert_eq!(at("500ns"), 500);
+        assert_eq!(at("25%"), 1_000_000_000);
+        assert_eq!(at("100%"), RUN.end_ns);
+    }
+
+    #[test]
+    fn bad_times_are_usage_errors_naming_the_argument() {
+        let error = |text| {
+            let e = parse_time("--at", text, RUN).unwrap_err();
+            assert!(e.downcast_ref::<UsageError>().is_some(), "{e}");
+            e.to_string()
+        };
+        assert!(error("5").contains("`--at 5` is not a time"));
+        assert!(error("-1s").contains("is not a time"));
+        assert!(error("1.5 parsecs").contains("is not a time"));
+        assert!(error("101%").contains("between 0 and 100"));
+        let outside = error("5s");
+        assert!(outside.contains("outside the recorded run"), "{outside}");
+    }
+
+    #[test]
+    fn windows_default_to_the_run_ends_and_must_not_be_reversed() {
+        assert_eq!(window(None, None, RUN).unwrap(), None);
+        assert_eq!(
+            window(Some("1s"), None, RUN).unwrap(),
+            Some(TimeWindow {
+                start_ns: 1_000_000_000,
+                end_ns: RUN.end_ns
+            })
+        );
+        let reversed = window(Some("3s"), Some("1s"), RUN).unwrap_err();
+        assert!(
+            reversed.to_string().contains("before `--from`"),
+            "{reversed}"
+        );
     }
 }

@@ -11,9 +11,11 @@ mod growth_cmd;
 mod heap_model;
 mod load;
 mod record;
+mod report_cmd;
 mod sites;
 mod summary_cmd;
 mod tree_cmd;
+mod view_cmd;
 
 use clap::{Parser, Subcommand};
 
@@ -39,6 +41,10 @@ enum Command {
     Tree(tree_cmd::TreeArgs),
     /// Rank the groups whose live memory grows over the run: leak suspects.
     Growth(growth_cmd::GrowthArgs),
+    /// Serve the viewer of a trace on this machine and open it in the browser.
+    View(view_cmd::ViewArgs),
+    /// Write one self-contained HTML report of a trace, viewable with no server.
+    Report(report_cmd::ReportArgs),
 }
 
 /// A usage error: exits with status 2.
@@ -64,6 +70,8 @@ fn main() {
         Command::Dump(a) => dump_cmd::run(a),
         Command::Tree(a) => tree_cmd::run(a),
         Command::Growth(a) => growth_cmd::run(a),
+        Command::View(a) => view_cmd::run(a),
+        Command::Report(a) => report_cmd::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -45,7 +45,12 @@ pub struct RecordArgs {
     #[arg(long)]
     summary: bool,
     /// The program and its arguments.
-    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true, value_name = "CMD")]
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "CMD"
+    )]
     command: Vec<OsString>,
 }
 
@@ -55,7 +60,10 @@ fn find_preload() -> Result<PathBuf> {
         if p.is_file() {
             return Ok(p);
         }
-        bail!("MEMLENS_PRELOAD names {}, which does not exist", p.display());
+        bail!(
+            "MEMLENS_PRELOAD names {}, which does not exist",
+            p.display()
+        );
     }
     let exe = std::env::current_exe().context("cannot find the memlens executable")?;
     let dir = exe.parent().unwrap_or(Path::new("."));
@@ -106,7 +114,12 @@ fn inspect(path: &Path) -> Interposition {
     }
     for sym in file.dynamic_symbols().chain(file.symbols()) {
         let Ok(name) = sym.name() else { continue };
-        if sym.is_definition() && matches!(name, "malloc" | "je_malloc" | "_rjem_malloc" | "mi_malloc" | "tc_malloc") {
+        if sym.is_definition()
+            && matches!(
+                name,
+                "malloc" | "je_malloc" | "_rjem_malloc" | "mi_malloc" | "tc_malloc"
+            )
+        {
             return Interposition::OwnAllocator(name.to_string());
         }
     }
@@ -135,22 +148,23 @@ pub fn run(args: RecordArgs) -> Result<i32> {
         ),
         _ => {}
     }
-    if let Some(out) = &args.output {
-        if out.exists() && !args.force {
-            return Err(UsageError(format!(
-                "{} already exists; pass --force to overwrite it",
-                out.display()
-            ))
-            .into());
-        }
+    if let Some(out) = &args.output
+        && out.exists()
+        && !args.force
+    {
+        return Err(UsageError(format!(
+            "{} already exists; pass --force to overwrite it",
+            out.display()
+        ))
+        .into());
     }
-    if let Some(every) = &args.mark_every {
-        if parse_duration(every).is_none() {
-            return Err(UsageError(format!(
-                "--mark-every {every}: expected a duration such as 100ms, 1.5s or 250us"
-            ))
-            .into());
-        }
+    if let Some(every) = &args.mark_every
+        && parse_duration(every).is_none()
+    {
+        return Err(UsageError(format!(
+            "--mark-every {every}: expected a duration such as 100ms, 1.5s or 250us"
+        ))
+        .into());
     }
     let manifest = std::env::temp_dir().join(format!(
         "memlens-manifest-{}-{}",
@@ -193,7 +207,10 @@ pub fn run(args: RecordArgs) -> Result<i32> {
     let status = cmd
         .status()
         .with_context(|| format!("cannot start {}", program.display()))?;
-    let code = match (status.code(), std::os::unix::process::ExitStatusExt::signal(&status)) {
+    let code = match (
+        status.code(),
+        std::os::unix::process::ExitStatusExt::signal(&status),
+    ) {
         (Some(c), _) => c,
         (None, Some(sig)) => 128 + sig,
         _ => 1,
@@ -219,16 +236,16 @@ pub fn run(args: RecordArgs) -> Result<i32> {
             (n, p)
         })
         .collect();
-    sized.sort_by(|a, b| b.0.cmp(&a.0));
+    sized.sort_by_key(|s| std::cmp::Reverse(s.0));
     let paths: Vec<PathBuf> = sized.into_iter().map(|(_, p)| p).collect();
     if !args.quiet {
         report(&paths, &resolved);
     }
-    if args.summary {
-        if let Some(main) = paths.first() {
-            println!();
-            crate::summary_cmd::print(main, false, 5)?;
-        }
+    if args.summary
+        && let Some(main) = paths.first()
+    {
+        println!();
+        crate::summary_cmd::print(main, false, 5)?;
     }
     Ok(code)
 }
@@ -239,7 +256,7 @@ fn parse_duration(s: &str) -> Option<u64> {
         .iter()
         .find_map(|(suffix, m)| s.strip_suffix(suffix).map(|n| (n, *m)))?;
     let v: f64 = num.parse().ok()?;
-    (v > 0.0).then(|| (v * mult) as u64)
+    (v > 0.0).then_some((v * mult) as u64)
 }
 
 /// Prints where the traces are, with a one-line summary of each.
@@ -290,7 +307,10 @@ fn report(paths: &[PathBuf], program: &Path) {
             paths.len() - SHOWN,
             paths[SHOWN..]
                 .iter()
-                .map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default())
+                .map(|p| p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default())
                 .collect::<Vec<_>>()
                 .join(" ")
         );

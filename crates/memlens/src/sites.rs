@@ -101,7 +101,10 @@ impl SiteNamer {
                 let text = match (&f.function, f.file_name(), f.line) {
                     (Some(func), Some(file), Some(line)) => format!("{func} ({file}:{line})"),
                     (Some(func), _, _) => format!("{func} (in {module})"),
-                    _ => format!("{addr:#x} (in {})", if module.is_empty() { "?" } else { &module }),
+                    _ => format!(
+                        "{addr:#x} (in {})",
+                        if module.is_empty() { "?" } else { &module }
+                    ),
                 };
                 FrameText {
                     text,

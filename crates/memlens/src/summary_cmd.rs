@@ -266,7 +266,8 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
         for w in &warnings {
             println!("  warning: {w}");
         }
-        let sections: [(&str, &Vec<SiteRow>, fn(&SiteRow) -> String); 4] = [
+        type Figure = fn(&SiteRow) -> String;
+        let sections: [(&str, &Vec<SiteRow>, Figure); 4] = [
             ("top sites by bytes allocated", &by_bytes, |r| {
                 format!("{} in {} calls", bytes(r.bytes), r.allocations)
             }),
@@ -275,7 +276,11 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
             }),
             ("top sites at the peak", &by_peak, |r| bytes(r.peak_bytes)),
             ("top sites leaked at exit", &by_leak, |r| {
-                format!("{} in {} blocks", bytes(r.leaked_bytes), r.leaked_allocations)
+                format!(
+                    "{} in {} blocks",
+                    bytes(r.leaked_bytes),
+                    r.leaked_allocations
+                )
             }),
         ];
         for (title, rows, fig) in sections {
@@ -284,7 +289,11 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
             }
             println!("\n{title}:");
             for r in rows.iter() {
-                println!("  {:>22}  {}", fig(r), r.stack.first().cloned().unwrap_or_default());
+                println!(
+                    "  {:>22}  {}",
+                    fig(r),
+                    r.stack.first().cloned().unwrap_or_default()
+                );
                 for f in r.stack.iter().skip(1) {
                     println!("  {:>22}    ← {f}", "");
                 }

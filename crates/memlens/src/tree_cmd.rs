@@ -13,8 +13,8 @@ use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use memlens_heap::protocol::{tree_to_anttracks_json, trees_from_anttracks_json, trees_to_json};
 use memlens_heap::{
-    HeapError, Metric, PruneRule, SnapshotTimes, SortStrategy, TextOptions, TimeWindow,
-    TreeOptions, TreeQuery, Trees, format_duration, memory_trees, render_tree,
+    Metric, PruneRule, SnapshotTimes, SortStrategy, TextOptions, TimeWindow, TreeOptions,
+    TreeQuery, Trees, format_duration, memory_trees, render_tree,
 };
 
 use crate::UsageError;
@@ -28,9 +28,11 @@ const MAX_POINTS: usize = 1000;
 
 /// Arguments of `memlens tree`.
 #[derive(clap::Args)]
-#[command(after_help = "Times are trace times since the process started: `1.5s`, `200ms`, \
+#[command(
+    after_help = "Times are trace times since the process started: `1.5s`, `200ms`, \
     `10us`, `500ns`, or `T%` of the run (`50%`). Without `--points`, `--at`, `--marks` or \
-    `--peaks`, the trees are taken at 5 evenly spaced points; the last is the end of the run.")]
+    `--peaks`, the trees are taken at 5 evenly spaced points; the last is the end of the run."
+)]
 pub struct TreeArgs {
     /// The trace to read.
     #[arg(required_unless_present = "import")]
@@ -51,6 +53,13 @@ pub struct TreeArgs {
     /// Trees at the heap's peaks and dips.
     #[arg(long, group = "when")]
     peaks: bool,
+    /// Start of the window that `--points`, `--marks` and `--peaks` look at [default:
+    /// the process start].
+    #[arg(long, value_name = "T", conflicts_with = "at")]
+    from: Option<String>,
+    /// End of that window [default: the end of the run].
+    #[arg(long, value_name = "T", conflicts_with = "at")]
+    to: Option<String>,
     /// What sizes mean for sorting and pruning.
     #[arg(long, default_value = "bytes", value_parser = metric_parser())]
     metric: Metric,
@@ -76,7 +85,7 @@ pub struct TreeArgs {
     depth: Option<usize>,
     /// Read AntTracks memory-tree JSON (one tree, or an array of trees) instead of a
     /// trace; repeat to join files into one series.
-    #[arg(long, value_name = "FILE.json", conflicts_with_all = ["file", "when", "domain", "no_prune"])]
+    #[arg(long, value_name = "FILE.json", conflicts_with_all = ["file", "by", "when", "from", "to", "domain", "metric", "sort", "no_prune"])]
     import: Vec<PathBuf>,
 }
 
@@ -104,32 +113,26 @@ fn sort_parser() -> impl TypedValueParser<Value = SortStrategy> {
 /// Runs `memlens tree`.
 pub fn run(args: TreeArgs) -> Result<i32> {
     let format = if args.json { Format::Json } else { args.format };
-    if !args.import.is_empty() {
-        let trees = import(&args.import)?;
-        if format == Format::Text {
-            let files: Vec<String> = args.import.iter().map(|p| p.display().to_string()).collect();
-            println!(
-                "{}: {} imported memory tree(s) by {}",
-                files.join(", "),
-                trees.trees.len(),
-                chain_text(&trees)
-            );
-        }
-        print(&trees, format, None, args.depth);
-        return Ok(0);
+    match &args.file {
+        _ if !args.import.is_empty() => show_imported(&args, format),
+        Some(file) => show_trace(&args, file, format),
+        None => Err(UsageError("name a trace file or give `--import FILE.json`".into()).into()),
     }
-    let Some(file) = &args.file else {
-        return Err(UsageError("name a trace file or give `--import FILE.json`".into()).into());
-    };
+}
+
+/// Computes and prints the trees of a trace.
+fn show_trace(args: &TreeArgs, file: &Path, format: Format) -> Result<i32> {
+    // Check every argument before the (possibly long) read of the events.
     let classifiers = heap_model::classifier_chain(&args.by, &args.domain)?;
     let loaded = crate::load::open(file)?;
     let run = heap_model::run_window(&loaded.metadata);
-    let times = snapshot_times(&args, run)?;
+    let times = snapshot_times(args, run)?;
+    let window = heap_model::window(args.from.as_deref(), args.to.as_deref(), run)?;
     let trace = HeapTrace::build(loaded);
     let query = TreeQuery {
         classifiers,
         times,
-        window: None,
+        window,
         options: TreeOptions {
             metric: args.metric,
             sort: args.sort,
@@ -151,6 +154,26 @@ pub fn run(args: TreeArgs) -> Result<i32> {
     Ok(trace.finish())
 }
 
+/// Reads AntTracks JSON and prints it like the trees of a trace.
+fn show_imported(args: &TreeArgs, format: Format) -> Result<i32> {
+    let trees = import(&args.import)?;
+    if format == Format::Text {
+        let files: Vec<String> = args
+            .import
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        println!(
+            "{}: {} imported memory tree(s) by {}",
+            files.join(", "),
+            trees.trees.len(),
+            chain_text(&trees)
+        );
+    }
+    print(&trees, format, None, args.depth);
+    Ok(0)
+}
+
 /// The classifier names of a series, outermost first: `site › thread`.
 fn chain_text(trees: &Trees) -> String {
     let names: Vec<&str> = trees.classifiers.iter().map(|c| c.name.as_str()).collect();
@@ -169,7 +192,7 @@ fn snapshot_times(args: &TreeArgs, run: TimeWindow) -> Result<SnapshotTimes> {
         let times = args
             .at
             .iter()
-            .map(|text| parse_time(text, run))
+            .map(|text| heap_model::parse_time("--at", text, run))
             .collect::<Result<Vec<u64>>>()?;
         return Ok(SnapshotTimes::Explicit(times));
     }
@@ -180,44 +203,6 @@ fn snapshot_times(args: &TreeArgs, run: TimeWindow) -> Result<SnapshotTimes> {
         ))
         .into()),
     }
-}
-
-/// Parses one `--at` time: a number with a unit (`ns`, `us`/`µs`, `ms`, `s`) or a
-/// percentage of the run, and checks that it lies inside the run.
-fn parse_time(text: &str, run: TimeWindow) -> Result<u64> {
-    let text = text.trim();
-    let bad = || {
-        UsageError(format!(
-            "`--at {text}` is not a time: write a number with a unit (`1.5s`, `200ms`, \
-             `10us`, `500ns`) or a percentage of the run (`50%`)"
-        ))
-    };
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .ok_or_else(bad)?;
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number.parse().map_err(|_| bad())?;
-    let time_ns = match unit.trim() {
-        "%" if value <= 100.0 => {
-            run.start_ns + (run.duration_ns() as f64 * value / 100.0).round() as u64
-        }
-        "%" => {
-            return Err(UsageError(format!(
-                "`--at {text}` is out of range: a percentage of the run must be between 0 and 100"
-            ))
-            .into());
-        }
-        "ns" => value.round() as u64,
-        "us" | "µs" => (value * 1e3).round() as u64,
-        "ms" => (value * 1e6).round() as u64,
-        "s" => (value * 1e9).round() as u64,
-        _ => return Err(bad().into()),
-    };
-    if !run.contains(time_ns) {
-        let outside = HeapError::TimeOutsideRun { time_ns, run };
-        return Err(UsageError(format!("`--at {text}`: {outside}")).into());
-    }
-    Ok(time_ns)
 }
 
 /// Reads AntTracks memory-tree JSON files into one series.
@@ -239,8 +224,8 @@ fn import(paths: &[PathBuf]) -> Result<Trees> {
 
 /// The trees of one file: the document itself, or each element of a top-level array.
 fn anttracks_documents(path: &Path) -> Result<Vec<String>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     if !text.trim_start().starts_with('[') {
         return Ok(vec![text]);
     }
@@ -277,8 +262,8 @@ fn print(trees: &Trees, format: Format, run: Option<TimeWindow>, depth: Option<u
                 let share = run
                     .filter(|r| r.duration_ns() > 0)
                     .map(|r| {
-                        let percent = (tree.time_ns - r.start_ns) as f64 * 100.0
-                            / r.duration_ns() as f64;
+                        let percent =
+                            (tree.time_ns - r.start_ns) as f64 * 100.0 / r.duration_ns() as f64;
                         format!(" ({percent:.0} % of the run)")
                     })
                     .unwrap_or_default();

@@ -24,7 +24,6 @@ use memlens_heap::{
     AllocKind, ClassifierChain, ClassifierOptions, FrameId, FrameInfo, HeapError, HeapModel,
     HeapModelBuilder, StackId, TimeWindow, format_duration, parse_classifiers,
 };
-use memlens_symbols::{ModuleInfo, Segment, Symbolizer, SymbolizerOptions};
 use memlens_trace::{AllocFn, Event, Metadata};
 
 use crate::UsageError;
@@ -172,36 +171,6 @@ pub fn window(from: Option<&str>, to: Option<&str>, run: TimeWindow) -> Result<O
     Ok(Some(TimeWindow { start_ns, end_ns }))
 }
 
-/// The symbolizer for a trace's module map. Modules loaded later (`dlopen`) come later
-/// in the list and take precedence where they overlap older ones.
-pub fn symbolizer_for(md: &Metadata) -> Symbolizer {
-    let modules = md
-        .modules
-        .iter()
-        .map(|m| ModuleInfo {
-            path: m.module.path.clone(),
-            load_bias: m.module.load_bias,
-            segments: m
-                .module
-                .segments
-                .iter()
-                .map(|s| Segment {
-                    vaddr: s.vaddr,
-                    memsz: s.memsz,
-                    file_offset: s.file_offset,
-                    flags: s.flags,
-                })
-                .collect(),
-            build_id: (!m.module.build_id.is_empty()).then(|| m.module.build_id.clone()),
-        })
-        .collect();
-    let options = SymbolizerOptions {
-        main_executable: md.process.as_ref().map(|p| PathBuf::from(&p.exe)),
-        ..SymbolizerOptions::default()
-    };
-    Symbolizer::new(modules, options)
-}
-
 /// Adds the frames, stacks and thread names of `md`; returns the symbolizer's notes.
 fn add_context(builder: &mut HeapModelBuilder, md: &Metadata) -> Vec<String> {
     let stacks = &md.stacks;
@@ -211,7 +180,7 @@ fn add_context(builder: &mut HeapModelBuilder, md: &Metadata) -> Vec<String> {
     addresses.dedup();
     // Address 0 stands for a node the stack table never defined: nothing to look up.
     addresses.retain(|&a| a != 0);
-    let mut symbolizer = symbolizer_for(md);
+    let mut symbolizer = crate::sites::symbolizer_for(md);
     let bar = symbolizing_spinner(addresses.len());
     let symbolized_addresses = symbolizer.symbolize_all(&addresses);
     bar.finish_and_clear();

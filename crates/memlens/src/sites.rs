@@ -35,35 +35,42 @@ fn is_system_module(path: &str) -> bool {
         .any(|p| path.starts_with(p))
 }
 
+/// The symbolizer for a trace's module map (the executable found through
+/// the process record's path). Modules loaded later (`dlopen`) come later in
+/// the list and take precedence where they overlap older ones.
+pub fn symbolizer_for(md: &Metadata) -> Symbolizer {
+    let modules = md
+        .modules
+        .iter()
+        .map(|m| ModuleInfo {
+            path: m.module.path.clone(),
+            load_bias: m.module.load_bias,
+            segments: m
+                .module
+                .segments
+                .iter()
+                .map(|s| Segment {
+                    vaddr: s.vaddr,
+                    memsz: s.memsz,
+                    file_offset: s.file_offset,
+                    flags: s.flags,
+                })
+                .collect(),
+            build_id: (!m.module.build_id.is_empty()).then(|| m.module.build_id.clone()),
+        })
+        .collect();
+    let options = SymbolizerOptions {
+        main_executable: md.process.as_ref().map(|p| PathBuf::from(&p.exe)),
+        ..SymbolizerOptions::default()
+    };
+    Symbolizer::new(modules, options)
+}
+
 impl SiteNamer {
     /// Builds the symbolizer from the trace's module map.
     pub fn new(md: &Metadata) -> SiteNamer {
-        let modules = md
-            .modules
-            .iter()
-            .map(|m| ModuleInfo {
-                path: m.module.path.clone(),
-                load_bias: m.module.load_bias,
-                segments: m
-                    .module
-                    .segments
-                    .iter()
-                    .map(|s| Segment {
-                        vaddr: s.vaddr,
-                        memsz: s.memsz,
-                        file_offset: s.file_offset,
-                        flags: s.flags,
-                    })
-                    .collect(),
-                build_id: (!m.module.build_id.is_empty()).then(|| m.module.build_id.clone()),
-            })
-            .collect();
-        let options = SymbolizerOptions {
-            main_executable: md.process.as_ref().map(|p| PathBuf::from(&p.exe)),
-            ..SymbolizerOptions::default()
-        };
         SiteNamer {
-            symbolizer: Symbolizer::new(modules, options),
+            symbolizer: symbolizer_for(md),
             cache: HashMap::new(),
         }
     }

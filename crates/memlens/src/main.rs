@@ -6,6 +6,7 @@
 //! file). Errors are one sentence on stderr naming the file, offset or
 //! argument at fault.
 
+mod cache_cmd;
 mod dump_cmd;
 mod growth_cmd;
 mod heap_model;
@@ -41,6 +42,9 @@ enum Command {
     Tree(tree_cmd::TreeArgs),
     /// Rank the groups whose live memory grows over the run: leak suspects.
     Growth(growth_cmd::GrowthArgs),
+    /// Cache lens: built-in reference kernels and the multi-level cache simulator.
+    #[command(subcommand)]
+    Cache(cache_cmd::CacheCommand),
     /// Serve the viewer of a trace on this machine and open it in the browser.
     View(view_cmd::ViewArgs),
     /// Write one self-contained HTML report of a trace, viewable with no server.
@@ -70,6 +74,7 @@ fn main() {
         Command::Dump(a) => dump_cmd::run(a),
         Command::Tree(a) => tree_cmd::run(a),
         Command::Growth(a) => growth_cmd::run(a),
+        Command::Cache(c) => cache_cmd::run(c),
         Command::View(a) => view_cmd::run(a),
         Command::Report(a) => report_cmd::run(a),
     };

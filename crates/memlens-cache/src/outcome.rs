@@ -1,0 +1,73 @@
+//! The summary of one reference's trip through the hierarchy.
+//!
+//! An [`Outcome`] says which level served the reference and, per level, whether the
+//! level hit, missed or was not involved. That per-level triple is exactly what the
+//! paper's cache temperature scores, and what windowed miss rates count. It is a
+//! small `Copy` value with one bit per level, so folding it costs almost nothing.
+
+/// How one level took part in one reference.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Involvement {
+    /// The level was not probed by the reference's demand traffic.
+    Idle,
+    /// Every demand probe of the level found its line.
+    Hit,
+    /// At least one demand probe of the level missed.
+    Miss,
+}
+
+/// The result of simulating one reference.
+///
+/// Invariant: a level's bit is set in `missed` or `hit` only if it was probed; a level
+/// whose bit is set in both counts as a miss.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Outcome {
+    /// The deepest level the reference's demand traffic reached: a level index, or
+    /// the number of levels when memory served it.
+    pub served_by: u8,
+    /// One bit per level whose demand probes hit.
+    pub hit: u16,
+    /// One bit per level where a demand probe missed.
+    pub missed: u16,
+}
+
+impl Outcome {
+    /// Returns how `level` took part.
+    #[inline]
+    pub fn involvement(&self, level: usize) -> Involvement {
+        let bit = 1u16 << level;
+        if self.missed & bit != 0 {
+            Involvement::Miss
+        } else if self.hit & bit != 0 {
+            Involvement::Hit
+        } else {
+            Involvement::Idle
+        }
+    }
+
+    #[inline]
+    pub(crate) fn record_hit(&mut self, level: usize) {
+        self.hit |= 1 << level;
+    }
+
+    #[inline]
+    pub(crate) fn record_miss(&mut self, level: usize) {
+        self.missed |= 1 << level;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_miss_wins_over_a_hit_on_the_same_level() {
+        let mut o = Outcome::default();
+        o.record_hit(0);
+        o.record_hit(1);
+        o.record_miss(1);
+        assert_eq!(o.involvement(0), Involvement::Hit);
+        assert_eq!(o.involvement(1), Involvement::Miss);
+        assert_eq!(o.involvement(2), Involvement::Idle);
+    }
+}

@@ -1,0 +1,182 @@
+//! Parsing of the textual level specifications the CLI accepts.
+//!
+//! `NAME:SIZE:WAYS:LINE[:POLICY]`, e.g. `L1:32K:8:64:lru` or `L2:256KiB:8:64`. Sizes
+//! are plain bytes or carry a binary suffix (`K`, `KB`, `KiB`, `M`, `MiB`, `G`, …, all
+//! meaning powers of 1024, as cache sizes always do). Policies are `lru` (the
+//! default), `fifo`, `random` (optionally `random=SEED`) and `plru`. The parser lives
+//! in the library so that the CLI stays glue and the syntax is tested once.
+
+use std::fmt;
+
+use crate::config::{LevelConfig, Replacement, WritePolicy};
+
+/// Why a level specification or size could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SpecError {
+    /// The text at fault.
+    pub input: String,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.input, self.reason)
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+fn spec_error(input: &str, reason: impl Into<String>) -> SpecError {
+    SpecError {
+        input: input.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+/// Parses a byte size: `4096`, `32K`, `32KB`, `256KiB`, `8M`, `1G`.
+pub fn parse_size(text: &str) -> Result<u64, SpecError> {
+    let trimmed = text.trim();
+    let digits_end = trimmed
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(trimmed.len());
+    let (digits, suffix) = trimmed.split_at(digits_end);
+    if digits.is_empty() {
+        return Err(spec_error(text, "a size must start with a number of bytes"));
+    }
+    let value: u64 = digits
+        .parse()
+        .map_err(|_| spec_error(text, "the number is too large"))?;
+    let shift = match suffix.to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => {
+            return Err(spec_error(
+                text,
+                "unknown size suffix; use bytes or K, KiB, M, MiB, G",
+            ));
+        }
+    };
+    value
+        .checked_mul(1u64 << shift)
+        .ok_or_else(|| spec_error(text, "the size does not fit in 64 bits"))
+}
+
+/// Parses a replacement policy name: `lru`, `fifo`, `random`, `random=SEED`, `plru`.
+///
+/// `default_seed` is used for a bare `random`.
+pub fn parse_replacement(text: &str, default_seed: u64) -> Result<Replacement, SpecError> {
+    let lower = text.trim().to_ascii_lowercase();
+    match lower.as_str() {
+        "lru" => Ok(Replacement::Lru),
+        "fifo" => Ok(Replacement::Fifo),
+        "plru" | "tree-plru" => Ok(Replacement::TreePlru),
+        "random" | "rand" => Ok(Replacement::Random { seed: default_seed }),
+        _ => match lower.strip_prefix("random=") {
+            Some(seed) => seed
+                .parse()
+                .map(|seed| Replacement::Random { seed })
+                .map_err(|_| spec_error(text, "the random seed must be a whole number")),
+            None => Err(spec_error(
+                text,
+                "unknown replacement policy; use lru, fifo, random or plru",
+            )),
+        },
+    }
+}
+
+/// Parses `NAME:SIZE:WAYS:LINE[:POLICY]` into a write-back, write-allocate level.
+///
+/// The geometry is not validated here; [`crate::Hierarchy::new`] does that and names
+/// the level in its error.
+pub fn parse_level(text: &str, default_seed: u64) -> Result<LevelConfig, SpecError> {
+    let fields: Vec<&str> = text.split(':').collect();
+    if !(4..=5).contains(&fields.len()) {
+        return Err(spec_error(
+            text,
+            "expected NAME:SIZE:WAYS:LINE[:POLICY], e.g. L1:32K:8:64:lru",
+        ));
+    }
+    let name = fields[0].trim();
+    if name.is_empty() {
+        return Err(spec_error(text, "the level name is empty"));
+    }
+    let size = parse_size(fields[1]).map_err(|e| spec_error(text, e.to_string()))?;
+    let ways: u32 = fields[2]
+        .trim()
+        .parse()
+        .map_err(|_| spec_error(text, "WAYS must be a whole number"))?;
+    let line_size = parse_size(fields[3])
+        .ok()
+        .and_then(|l| u32::try_from(l).ok())
+        .ok_or_else(|| spec_error(text, "LINE must be a line size in bytes"))?;
+    let replacement = match fields.get(4) {
+        Some(policy) => {
+            parse_replacement(policy, default_seed).map_err(|e| spec_error(text, e.reason))?
+        }
+        None => Replacement::Lru,
+    };
+    Ok(LevelConfig {
+        name: name.to_owned(),
+        size,
+        ways,
+        line_size,
+        replacement,
+        write_policy: WritePolicy::WriteBack,
+        write_allocate: true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_accept_plain_bytes_and_binary_suffixes() {
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert_eq!(parse_size("32K"), Ok(32 * 1024));
+        assert_eq!(parse_size("256KiB"), Ok(256 * 1024));
+        assert_eq!(parse_size("8M"), Ok(8 << 20));
+        assert_eq!(parse_size("1gb"), Ok(1 << 30));
+        assert!(parse_size("K").is_err());
+        assert!(parse_size("12Q").is_err());
+        assert!(parse_size("99999999999999999999").is_err());
+        assert!(parse_size("20000000000T").is_err());
+    }
+
+    #[test]
+    fn level_specs_parse_with_and_without_a_policy() {
+        let l1 = parse_level("L1:32K:8:64:lru", 1).unwrap();
+        assert_eq!(
+            (l1.name.as_str(), l1.size, l1.ways, l1.line_size),
+            ("L1", 32768, 8, 64)
+        );
+        assert_eq!(l1.replacement, Replacement::Lru);
+        let l2 = parse_level("L2:256K:8:64", 1).unwrap();
+        assert_eq!(l2.replacement, Replacement::Lru);
+        assert_eq!(
+            parse_level("L3:1M:16:64:random", 7).unwrap().replacement,
+            Replacement::Random { seed: 7 }
+        );
+        assert_eq!(
+            parse_level("L3:1M:16:64:random=9", 7).unwrap().replacement,
+            Replacement::Random { seed: 9 }
+        );
+        assert_eq!(
+            parse_level("L3:1M:16:64:PLRU", 7).unwrap().replacement,
+            Replacement::TreePlru
+        );
+        for bad in [
+            "L1:32K:8",
+            "L1:32K:x:64",
+            ":32K:8:64",
+            "L1:32K:8:64:mru",
+            "L1:?:8:64",
+        ] {
+            assert!(parse_level(bad, 1).is_err(), "{bad}");
+        }
+    }
+}

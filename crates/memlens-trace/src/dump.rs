@@ -79,6 +79,24 @@ pub fn format_record(record: &Record) -> String {
     }
 }
 
+/// Formats one item of a reference stream as a single line.
+pub fn format_ref_item(item: &crate::refs::RefItem) -> String {
+    use crate::refs::RefItem;
+    match item {
+        RefItem::Region {
+            id,
+            start,
+            len,
+            name,
+        } => format!("region id={id} start={start:#x} len={len} name={name:?}"),
+        RefItem::Label { id, text } => format!("label id={id} text={text:?}"),
+        RefItem::Reference(r) => format!(
+            "ref {:?} addr={:#x} size={} region={} label={}",
+            r.kind, r.addr, r.size, r.region, r.label
+        ),
+    }
+}
+
 /// Writes every record of `trace` to `out`; returns the number of records
 /// and the number of damaged places met.
 pub fn dump(trace: &TraceFile, out: &mut dyn Write) -> io::Result<(u64, usize)> {
@@ -109,6 +127,25 @@ pub fn dump(trace: &TraceFile, out: &mut dyn Write) -> io::Result<(u64, usize)> 
         if let Err(d) = trace.read_payload(chunk, &mut scratch, &mut payload) {
             writeln!(out, "# damage at {d}")?;
             damaged += 1;
+            continue;
+        }
+        if h.kind == crate::format::ChunkKind::References {
+            let mut lines = Vec::new();
+            let result = crate::refs::decode_payload(&payload, &mut |item| {
+                lines.push(format_ref_item(&item));
+            });
+            for line in &lines {
+                writeln!(out, "{line}")?;
+            }
+            records += lines.len() as u64;
+            if let Err((at, reason)) = result {
+                writeln!(
+                    out,
+                    "# damage in chunk at byte offset {}: {reason} at payload offset {at}",
+                    chunk.offset
+                )?;
+                damaged += 1;
+            }
             continue;
         }
         for record in RecordDecoder::new(h, &payload) {

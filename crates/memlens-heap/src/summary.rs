@@ -70,7 +70,9 @@ struct Live {
 pub struct Summary {
     /// Allocation calls (`malloc`, `calloc`, the memalign family, `realloc(NULL, n)`).
     pub allocations: u64,
-    /// `free` calls of non-null pointers, and `realloc(p, 0)` that freed.
+    /// `free` calls (and `realloc(p, 0)`) that freed a recorded block. Frees
+    /// of blocks allocated before recording started are counted in
+    /// [`Summary::unknown_frees`] instead (heaptrack counts the same way).
     pub frees: u64,
     /// `realloc` calls that resized or moved a block.
     pub reallocations: u64,
@@ -196,10 +198,10 @@ impl SummaryBuilder {
 
     /// A free of `addr` by thread `tid`.
     pub fn free(&mut self, t: u64, tid: u32, addr: u64) {
-        self.s.frees += 1;
         self.s.duration_ns = t;
         match self.live.remove(&addr) {
             Some(old) => {
+                self.s.frees += 1;
                 let last = self.last_alloc(tid);
                 if *last == addr {
                     *last = 0;

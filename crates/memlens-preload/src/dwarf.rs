@@ -186,7 +186,7 @@ pub fn step(
     let mut regs = UnwindRegsX86_64::new(ip as u64, sp as u64, bp as u64);
     let mut read = |addr: u64| -> Result<u64, ()> {
         let a = addr as usize;
-        if a < lo || a + 8 > hi || a & 7 != 0 {
+        if !crate::stack::readable(a, 8, lo, hi) {
             return Err(());
         }
         // SAFETY: bounds-checked against this thread's stack.

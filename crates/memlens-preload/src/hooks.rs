@@ -44,7 +44,10 @@ impl Drop for Guard<'_> {
 #[inline(always)]
 fn enter() -> Option<Guard<'static>> {
     if !RECORDING.load(Ordering::Relaxed) {
-        return None;
+        crate::lifecycle::start_early();
+        if !RECORDING.load(Ordering::Acquire) {
+            return None;
+        }
     }
     // SAFETY: errno location is always valid.
     let errno = unsafe { *libc::__errno_location() };

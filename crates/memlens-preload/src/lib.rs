@@ -19,6 +19,7 @@
 mod clock;
 mod config;
 mod dwarf;
+mod exec_variadic;
 mod hooks;
 mod interning;
 mod lifecycle;

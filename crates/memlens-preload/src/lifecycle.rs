@@ -1,6 +1,7 @@
 //! Start-up, `fork`, `exec`, `exit`, `_exit`, `dlopen`/`dlclose` and the
 //! user mark API: everything around the allocation hooks that keeps the
-//! trace complete and the program unchanged.
+//! trace complete and the program unchanged. (The variadic `execl`,
+//! `execle` and `execlp` are in `exec_variadic.rs` and call the hooks here.)
 
 use core::ffi::{c_char, c_int, c_void};
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -10,6 +11,23 @@ use crate::thread::{self, BUSY};
 use crate::{clock, dwarf, modules, output, real, registry, session, stack, writer};
 
 static PID: AtomicU32 = AtomicU32::new(0);
+
+/// `__gnu_cxx::__freeres` when libstdc++ is loaded (resolved at start-up so
+/// the exit handler allocates nothing of its own).
+static FREERES: AtomicUsize = AtomicUsize::new(0);
+
+/// Start-up state: 0 not started, 1 starting, 2 done.
+static STARTED: AtomicU32 = AtomicU32::new(0);
+
+/// Starts recording from the first allocation if the constructor has not
+/// run yet: libraries initialised before ours (libstdc++'s emergency pool)
+/// allocate in their constructors, and those allocations belong in the trace.
+#[cold]
+pub fn start_early() {
+    if STARTED.load(Ordering::Acquire) == 0 {
+        init();
+    }
+}
 
 /// Real `dlopen`, `dlclose` and the exec family, resolved at start-up.
 static REAL_DLOPEN: AtomicUsize = AtomicUsize::new(0);
@@ -96,8 +114,15 @@ fn read_cmdline() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The library constructor.
+/// The library constructor (also called by the first allocation hook when
+/// that comes first; runs once).
 pub extern "C" fn init() {
+    if STARTED
+        .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+        .is_err()
+    {
+        return;
+    }
     real::resolve();
     thread::init_key();
     thread::set_current(BUSY);
@@ -134,26 +159,31 @@ pub extern "C" fn init() {
     // SAFETY: getppid has no preconditions.
     let ppid = unsafe { libc::getppid() } as u32;
     start_session(false, ppid);
+    // SAFETY: dlsym lookup of a NUL-terminated name.
+    let freeres = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"_ZN9__gnu_cxx9__freeresEv".as_ptr()) };
+    FREERES.store(freeres as usize, Ordering::Release);
     // SAFETY: registering plain C callbacks.
     unsafe {
-        libc::atexit(on_exit);
         libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
     }
+    STARTED.store(2, Ordering::Release);
     thread::set_current(core::ptr::null_mut());
 }
 
-/// Runs after the program's own `atexit` handlers and static destructors
-/// (it was registered before them).
-extern "C" fn on_exit() {
-    if is_our_process() {
-        writer::flush_and_wait(None);
-    }
-}
-
-/// The library destructor: runs during `_dl_fini`, after the destructors of
-/// everything loaded after us, so late frees are in the trace.
+/// The library destructor, run by `exit` during `_dl_fini`: after the
+/// program's `atexit` handlers and static destructors (which are recorded),
+/// at the same point as heaptrack, whose counts memlens is compared with.
+/// Like valgrind and heaptrack, it first lets libstdc++ free its emergency
+/// exception pool, which it otherwise keeps until the process dies, so that
+/// pool is not reported as a leak. Then it ends the trace.
 pub extern "C" fn fini() {
     if is_our_process() {
+        let freeres = FREERES.load(Ordering::Acquire);
+        if freeres != 0 {
+            // SAFETY: `void __gnu_cxx::__freeres()`, resolved at start-up.
+            let f: extern "C" fn() = unsafe { core::mem::transmute(freeres) };
+            f();
+        }
         writer::flush_and_wait(Some(writer::END_EXIT));
         RECORDING.store(false, Ordering::Release);
     }
@@ -300,11 +330,15 @@ pub unsafe extern "C" fn fexecve(
     unsafe { f(fd, argv, envp) }
 }
 
+/// Records the module map right after a `dlopen`/`dlclose`, with the time
+/// of the call, so even a library loaded and unloaded between two writer
+/// rounds is in the trace.
 fn modules_changed() {
     if RECORDING.load(Ordering::Acquire) {
+        let raw = clock::now_raw();
         let scanned = modules::scan();
         dwarf::publish(&scanned);
-        writer::MODULES_DIRTY.store(true, Ordering::Release);
+        session::add_module_snapshot(raw, scanned.into_iter().map(|s| s.module).collect());
         writer::wake();
     }
 }

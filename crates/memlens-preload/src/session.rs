@@ -63,6 +63,8 @@ static CONFIG: OnceLock<Config> = OnceLock::new();
 static WRITER: Locked<Option<Writer>> = Locked::new(None);
 static MARKS: Locked<Vec<(u64, u32, String)>> = Locked::new(Vec::new());
 static WARNINGS: Locked<Vec<String>> = Locked::new(Vec::new());
+/// Module maps taken by the `dlopen`/`dlclose` hooks, with their raw times.
+static MODULE_SNAPSHOTS: Locked<Vec<(u64, Vec<memlens_trace::Module>)>> = Locked::new(Vec::new());
 
 /// The settings (read at start-up).
 pub fn config() -> &'static Config {
@@ -99,15 +101,27 @@ pub fn take_warnings() -> Vec<String> {
     WARNINGS.with(std::mem::take)
 }
 
+/// Queues the module map as it is right after a `dlopen`/`dlclose`.
+pub fn add_module_snapshot(raw: u64, modules: Vec<memlens_trace::Module>) {
+    MODULE_SNAPSHOTS.with(|m| m.push((raw, modules)));
+}
+
+/// Takes the queued module maps, oldest first.
+pub fn take_module_snapshots() -> Vec<(u64, Vec<memlens_trace::Module>)> {
+    MODULE_SNAPSHOTS.with(std::mem::take)
+}
+
 /// `fork` prepare: hold every lock so the child gets them in a clean state.
 pub fn before_fork() {
     WRITER.lock();
     MARKS.lock();
     WARNINGS.lock();
+    MODULE_SNAPSHOTS.lock();
 }
 
 /// `fork`, parent side.
 pub fn after_fork_parent() {
+    MODULE_SNAPSHOTS.unlock();
     WARNINGS.unlock();
     MARKS.unlock();
     WRITER.unlock();
@@ -118,4 +132,5 @@ pub fn after_fork_child() {
     WRITER.reset(None);
     MARKS.reset(Vec::new());
     WARNINGS.reset(Vec::new());
+    MODULE_SNAPSHOTS.reset(Vec::new());
 }

@@ -16,6 +16,14 @@ use crate::dwarf;
 /// The most frames kept per stack.
 pub const MAX_DEPTH: usize = 64;
 
+/// True when the `len` bytes at `a` lie inside this thread's stack
+/// `[lo, hi)` and `a` is 8-byte aligned. Written without `a + len`, which
+/// wraps for garbage such as a frame pointer of −16 and would let it pass.
+#[inline(always)]
+pub fn readable(a: usize, len: usize, lo: usize, hi: usize) -> bool {
+    a >= lo && a <= hi.saturating_sub(len) && a & 7 == 0
+}
+
 /// The previous stack of a thread, with each frame's stack pointer.
 ///
 /// Every return address of a walk was read from the stack slot just below
@@ -55,7 +63,7 @@ impl StackCache {
         }
         for k in i + 1..self.len {
             let slot = self.sp[k].wrapping_sub(8);
-            if slot < lo || slot + 8 > hi || slot & 7 != 0 {
+            if !readable(slot, 8, lo, hi) {
                 return None;
             }
             // SAFETY: bounds-checked against this thread's stack.
@@ -110,7 +118,7 @@ pub fn capture(
         asm!("mov {}, rbp", out(reg) fp, options(nomem, nostack, preserves_flags));
         asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags));
     }
-    let in_stack = |a: usize| a >= stack_lo && a + 16 <= stack_hi && a & 7 == 0;
+    let in_stack = |a: usize| readable(a, 16, stack_lo, stack_hi);
     let mut n = 0;
     // Walk our own frames (they all have frame pointers) until the first
     // return address outside the recorder: that is the allocation's caller.
@@ -189,7 +197,7 @@ pub fn capture(
 /// the caller's (return address, stack pointer, frame pointer).
 #[inline(always)]
 fn fp_step(bp: usize, sp: usize, lo: usize, hi: usize) -> Option<(usize, usize, usize)> {
-    if bp < lo || bp + 16 > hi || bp & 7 != 0 || bp < sp {
+    if !readable(bp, 16, lo, hi) || bp < sp {
         return None;
     }
     // SAFETY: bp lies within this thread's stack and is aligned.

@@ -30,8 +30,6 @@ static FLUSH_DONE: AtomicU32 = AtomicU32::new(0);
 /// Set with a flush request when the trace must end after it.
 static END_REQUESTED: AtomicBool = AtomicBool::new(false);
 static END_HOW: AtomicU32 = AtomicU32::new(0);
-/// Set when loaded modules may have changed.
-pub static MODULES_DIRTY: AtomicBool = AtomicBool::new(false);
 
 fn futex_wake(word: &AtomicU32) {
     // SAFETY: FUTEX_WAKE on a valid aligned u32.
@@ -165,7 +163,8 @@ impl Writer {
         let header = memlens_trace::header::header_bytes();
         w.failed = !output::write_all(w.out.fd, &header);
         w.process.meta(&Meta::Process(info));
-        w.scan_modules();
+        let t = w.now_ns();
+        w.apply_modules(t, modules::scan().into_iter().map(|s| s.module).collect());
         w.flush_all();
         w
     }
@@ -183,9 +182,9 @@ impl Writer {
         }
     }
 
-    fn scan_modules(&mut self) {
-        let t = self.now_ns();
-        let now: Vec<Module> = modules::scan().into_iter().map(|s| s.module).collect();
+    /// Records the differences between the last module map and `now`, a
+    /// map taken at time `t`.
+    fn apply_modules(&mut self, t: u64, now: Vec<Module>) {
         for m in &self.modules {
             if !now
                 .iter()
@@ -436,8 +435,9 @@ impl Writer {
             let t = self.ticks.convert(raw);
             self.process.meta(&Meta::Clock { t, raw });
         }
-        if MODULES_DIRTY.swap(false, Ordering::AcqRel) {
-            self.scan_modules();
+        for (raw, map) in session::take_module_snapshots() {
+            let t = self.ticks.convert(raw);
+            self.apply_modules(t, map);
         }
         let req = FLUSH_REQ.load(Ordering::Acquire);
         registry::snapshot(&mut self.states);

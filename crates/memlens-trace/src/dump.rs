@@ -7,7 +7,7 @@
 use std::io::{self, Write};
 
 use crate::decode::{Record, RecordDecoder};
-use crate::reader::TraceFile;
+use crate::reader::{Damage, TraceFile};
 use crate::record::{Event, Meta};
 
 /// Formats one record as a single line (without the newline).
@@ -98,17 +98,17 @@ pub fn format_ref_item(item: &crate::refs::RefItem) -> String {
 }
 
 /// Writes every record of `trace` to `out`; returns the number of records
-/// and the number of damaged places met.
-pub fn dump(trace: &TraceFile, out: &mut dyn Write) -> io::Result<(u64, usize)> {
+/// and every damaged place met (also written as `# damage` lines).
+pub fn dump(trace: &TraceFile, out: &mut dyn Write) -> io::Result<(u64, Vec<Damage>)> {
     let mut records = 0u64;
-    let mut damaged = 0usize;
+    let mut damaged: Vec<Damage> = Vec::new();
     let mut scratch = Vec::new();
     let mut payload = Vec::new();
     let mut index_damage = trace.index_damage().iter().peekable();
     for chunk in trace.chunks() {
         while let Some(d) = index_damage.next_if(|d| d.offset < chunk.offset) {
             writeln!(out, "# damage at {d}; skipped {} bytes", d.skipped)?;
-            damaged += 1;
+            damaged.push(d.clone());
         }
         let h = &chunk.header;
         writeln!(
@@ -126,7 +126,7 @@ pub fn dump(trace: &TraceFile, out: &mut dyn Write) -> io::Result<(u64, usize)> 
         )?;
         if let Err(d) = trace.read_payload(chunk, &mut scratch, &mut payload) {
             writeln!(out, "# damage at {d}")?;
-            damaged += 1;
+            damaged.push(d);
             continue;
         }
         if h.kind == crate::format::ChunkKind::References {
@@ -139,12 +139,13 @@ pub fn dump(trace: &TraceFile, out: &mut dyn Write) -> io::Result<(u64, usize)> 
             }
             records += lines.len() as u64;
             if let Err((at, reason)) = result {
-                writeln!(
-                    out,
-                    "# damage in chunk at byte offset {}: {reason} at payload offset {at}",
-                    chunk.offset
-                )?;
-                damaged += 1;
+                let d = Damage {
+                    offset: chunk.offset,
+                    reason: format!("{reason} at payload offset {at} of the chunk"),
+                    skipped: 0,
+                };
+                writeln!(out, "# damage at {d}")?;
+                damaged.push(d);
             }
             continue;
         }
@@ -155,19 +156,20 @@ pub fn dump(trace: &TraceFile, out: &mut dyn Write) -> io::Result<(u64, usize)> 
                     records += 1;
                 }
                 Err(e) => {
-                    writeln!(
-                        out,
-                        "# damage in chunk at byte offset {}: {} at payload offset {}",
-                        chunk.offset, e.reason, e.offset
-                    )?;
-                    damaged += 1;
+                    let d = Damage {
+                        offset: chunk.offset,
+                        reason: format!("{} at payload offset {} of the chunk", e.reason, e.offset),
+                        skipped: 0,
+                    };
+                    writeln!(out, "# damage at {d}")?;
+                    damaged.push(d);
                 }
             }
         }
     }
     for d in index_damage {
         writeln!(out, "# damage at {d}; skipped {} bytes", d.skipped)?;
-        damaged += 1;
+        damaged.push(d.clone());
     }
     Ok((records, damaged))
 }

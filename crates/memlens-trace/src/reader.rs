@@ -74,7 +74,9 @@ pub struct TraceFile {
 
 fn header_message(e: HeaderError, len: u64) -> String {
     match e {
-        HeaderError::TooShort(_) if len == 0 => "the file is empty, not a memlens trace".into(),
+        HeaderError::TooShort(_) if len == 0 => {
+            "the file is empty (it ends at byte offset 0), not a memlens trace".into()
+        }
         HeaderError::TooShort(n) => {
             format!("the file ends at byte offset {n}, inside the trace header (truncated)")
         }
@@ -88,7 +90,7 @@ fn header_message(e: HeaderError, len: u64) -> String {
             version,
             min_read_version,
         } => format!(
-            "written by a newer memlens (format version {version}, needs reader version {min_read_version}); this build reads up to version {READ_VERSION}: upgrade memlens"
+            "written by a newer memlens (byte offset 8: format version {version}, needs reader version {min_read_version}); this build reads up to version {READ_VERSION}: upgrade memlens"
         ),
         HeaderError::BadLength(n) => {
             format!("the trace header claims an impossible length of {n} bytes at byte offset 12")

@@ -19,9 +19,10 @@ pub fn run(args: DumpArgs) -> Result<i32> {
     let mut out = std::io::BufWriter::new(stdout.lock());
     let result = memlens_trace::dump::dump(&trace, &mut out);
     match result {
-        Ok((_, damaged)) => {
+        Ok((_, damage)) => {
             out.flush().ok();
-            Ok(if damaged > 0 { 1 } else { 0 })
+            crate::load::report_damage(&args.file, &damage);
+            Ok(if damage.is_empty() { 0 } else { 1 })
         }
         // A closed pipe (`| head`) is not an error.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(0),

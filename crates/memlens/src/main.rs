@@ -63,11 +63,60 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// Prints a command-line error as one sentence (help and version output as
+/// clap renders them) and exits: 2 for errors, 0 for help and version.
+fn usage_error(e: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let rendered = e.render().to_string();
+    // clap's message runs until its "Usage:" block; keep it as one line.
+    let first: String = rendered
+        .lines()
+        .take_while(|l| {
+            !l.starts_with("Usage:")
+                && !l.trim_start().starts_with("tip:")
+                && !l.starts_with("For more information")
+        })
+        .map(|l| l.trim().trim_start_matches("error: "))
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let command: Vec<String> = std::env::args()
+        .skip(1)
+        .take_while(|a| !a.starts_with('-'))
+        .take(2)
+        .filter(|a| {
+            [
+                "record", "summary", "dump", "tree", "growth", "cache", "kernel", "simulate",
+                "view", "report",
+            ]
+            .contains(&a.as_str())
+        })
+        .collect();
+    let help = if command.is_empty() {
+        "memlens --help".to_string()
+    } else {
+        format!("memlens {} --help", command.join(" "))
+    };
+    eprintln!("memlens: {first} (see `{help}`)");
+    std::process::exit(2);
+}
+
 fn main() {
     // Die quietly on a closed pipe (`memlens dump x | head`), as Unix tools do.
     // SAFETY: restoring the default disposition of one signal.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => usage_error(e),
+    };
     let result = match cli.command {
         Command::Record(a) => record::run(a),
         Command::Summary(a) => summary_cmd::run(a),

@@ -19,7 +19,7 @@ step "lints"
 cargo clippy --release --workspace --all-targets -- -D warnings
 
 step "tests"
-cargo test --release --workspace -- --test-threads=2
+cargo test --release --workspace --no-fail-fast -- --test-threads=2
 
 step "fuzz the trace reader (bounded)"
 cargo run --release -p memlens-trace --example fuzz_reader -- 10000

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of memlens: formatting, lints, the Rust tests (including
 # real programs under the recorder, compared with heaptrack where it is
-# installed) and a bounded fuzz run of the trace reader.
+# installed), the web viewer's tests (typecheck, Vitest, end-to-end in
+# headless Chromium) and a bounded fuzz run of the trace reader.
 # Usage: ./test.sh            (what CI runs, through .ci/run)
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -20,6 +21,9 @@ cargo clippy --release --workspace --all-targets -- -D warnings
 
 step "tests"
 cargo test --release --workspace --no-fail-fast -- --test-threads=2
+
+step "web viewer: typecheck, unit tests, end-to-end in headless Chromium"
+web/test.sh
 
 step "fuzz the trace reader (bounded)"
 cargo run --release -p memlens-trace --example fuzz_reader -- 10000

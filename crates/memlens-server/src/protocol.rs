@@ -1,0 +1,192 @@
+//! The viewer's JSON wire forms. The engine's results stay plain types; this module
+//! alone decides how they look on the wire (memory trees and suspects reuse the heap
+//! engine's own documents, [`memlens_heap::protocol`]).
+//!
+//! | endpoint | document |
+//! |---|---|
+//! | `api/meta` | `{"version","program","pid","trace","run":{"start_ns","end_ns"},"stats":{…},"marks":[{"time_ns","name"}],"threads":[{"tid","name"}],"classifiers":[{"name","title","summary"}],"default_classifiers":[…],"snapshots":[{"time_ns","kind","label"}],"lenses":[{"id","title","question"}],"notes":[…]}` |
+//! | `api/timeline` | `{"window":{"start_ns","end_ns"},"peak":{"time_ns","bytes","objects"},"buckets":{"start_ns":[…],"end_ns":[…],"min_bytes":[…],"max_bytes":[…],"last_bytes":[…],"min_objects":[…],"max_objects":[…],"last_objects":[…]}}` (columns) |
+//! | `api/tree` | `{"doc":<memlens tree JSON of the requested times>,"totals":[{"time_ns","bytes","objects"}],"drill":{"requested":[…],"path":[…],"found"}}`; `totals` covers every time of the series, `drill` is present when a path was asked for |
+//! | `api/growth` | `{"by":"site,thread","doc":<the memlens growth --json document>}` |
+//! | report data | `{"version","meta","timeline","growth":[<api/growth document>],"trees":[{"by","metric","sort","response"}]}`, each `response` an `api/tree` document over every snapshot time |
+//!
+//! Times are nanoseconds since the process started; sizes are bytes.
+
+use serde::Serialize;
+
+/// The version of these documents; a report records it so that a newer viewer can
+/// read older reports.
+pub const VERSION: u32 = 1;
+
+/// `api/meta`.
+#[derive(Serialize)]
+pub struct MetaWire<'a> {
+    /// [`VERSION`].
+    pub version: u32,
+    /// The recorded command line.
+    pub program: &'a str,
+    /// The recorded process id.
+    pub pid: Option<u32>,
+    /// The trace's file name (never a directory: the page learns nothing about the
+    /// file system).
+    pub trace: &'a str,
+    /// The recorded run.
+    pub run: WindowWire,
+    /// Totals over the run.
+    pub stats: StatsWire,
+    /// The program's marks.
+    pub marks: Vec<MarkWire<'a>>,
+    /// The recorded threads.
+    pub threads: Vec<ThreadWire<'a>>,
+    /// Every classifier the engine offers.
+    pub classifiers: Vec<ClassifierWire>,
+    /// The classifier list the viewer starts with.
+    pub default_classifiers: Vec<&'a str>,
+    /// The snapshot times, sorted.
+    pub snapshots: Vec<SnapshotWire<'a>>,
+    /// The lenses this viewer has data for; the page shows only these.
+    pub lenses: &'static [LensWire],
+    /// Things the user should know about the data (repaired events), one sentence each.
+    pub notes: Vec<String>,
+}
+
+/// A time window.
+#[derive(Serialize, Clone, Copy)]
+pub struct WindowWire {
+    /// First instant.
+    pub start_ns: u64,
+    /// Last instant.
+    pub end_ns: u64,
+}
+
+/// Run totals.
+#[derive(Serialize)]
+pub struct StatsWire {
+    /// Allocations recorded.
+    pub allocations: u64,
+    /// Blocks freed.
+    pub frees: u64,
+    /// `realloc` calls that kept a block.
+    pub reallocations: u64,
+    /// The largest live heap.
+    pub peak_bytes: u64,
+    /// When it was first reached.
+    pub peak_time_ns: u64,
+    /// Live blocks then.
+    pub peak_objects: u64,
+    /// Bytes never freed.
+    pub live_at_exit_bytes: u64,
+    /// Blocks never freed.
+    pub live_at_exit_objects: u64,
+}
+
+/// A mark.
+#[derive(Serialize)]
+pub struct MarkWire<'a> {
+    /// When.
+    pub time_ns: u64,
+    /// Its name.
+    pub name: &'a str,
+}
+
+/// A thread.
+#[derive(Serialize)]
+pub struct ThreadWire<'a> {
+    /// The operating-system thread id.
+    pub tid: u64,
+    /// Its name, empty when never named.
+    pub name: &'a str,
+}
+
+/// A classifier the user can add to the list.
+#[derive(Serialize)]
+pub struct ClassifierWire {
+    /// The name used in `by`.
+    pub name: &'static str,
+    /// The human title.
+    pub title: &'static str,
+    /// What it groups by, one phrase.
+    pub summary: &'static str,
+}
+
+/// A snapshot time.
+#[derive(Serialize)]
+pub struct SnapshotWire<'a> {
+    /// When.
+    pub time_ns: u64,
+    /// `start`, `point`, `mark`, `peak` or `dip`.
+    pub kind: &'static str,
+    /// The mark's name, `peak`, … or empty.
+    pub label: &'a str,
+}
+
+/// A lens the page may show.
+#[derive(Serialize)]
+pub struct LensWire {
+    /// The id the page's lens registry knows it by.
+    pub id: &'static str,
+    /// The tab title.
+    pub title: &'static str,
+    /// The question it answers.
+    pub question: &'static str,
+}
+
+/// `api/timeline`, in columns.
+#[derive(Serialize)]
+pub struct TimelineWire {
+    /// The window the buckets cover.
+    pub window: WindowWire,
+    /// The highest heap in the window.
+    pub peak: PointWire,
+    /// The buckets, one array per field.
+    pub buckets: BucketColumns,
+}
+
+/// A point of the heap curve.
+#[derive(Serialize, Clone, Copy)]
+pub struct PointWire {
+    /// When.
+    pub time_ns: u64,
+    /// Live bytes.
+    pub bytes: u64,
+    /// Live blocks.
+    pub objects: u64,
+}
+
+/// Timeline buckets as columns.
+#[derive(Serialize, Default)]
+pub struct BucketColumns {
+    /// First nanosecond of each bucket.
+    pub start_ns: Vec<u64>,
+    /// Last nanosecond of each bucket.
+    pub end_ns: Vec<u64>,
+    /// Smallest live bytes in each bucket.
+    pub min_bytes: Vec<u64>,
+    /// Largest live bytes in each bucket.
+    pub max_bytes: Vec<u64>,
+    /// Live bytes at each bucket's end.
+    pub last_bytes: Vec<u64>,
+    /// Smallest live objects in each bucket.
+    pub min_objects: Vec<u64>,
+    /// Largest live objects in each bucket.
+    pub max_objects: Vec<u64>,
+    /// Live objects at each bucket's end.
+    pub last_objects: Vec<u64>,
+}
+
+/// How a drill-down path was resolved.
+#[derive(Serialize)]
+pub struct DrillWire<'a> {
+    /// The path asked for.
+    pub requested: &'a [String],
+    /// The path of the node returned as each tree's root: the requested one, or its
+    /// closest ancestor that exists and is not empty in every requested tree.
+    pub path: &'a [String],
+    /// Whether the requested node itself was returned.
+    pub found: bool,
+}
+
+/// Serializes a wire value; these types always serialize.
+pub fn to_json<T: Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("wire types always serialize")
+}

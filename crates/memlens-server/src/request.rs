@@ -1,0 +1,286 @@
+//! The API's requests: typed, validated and bounded, parsed from a query string.
+//!
+//! Every list has a maximum length and every string a maximum size, so a request cannot
+//! make the engine do unbounded work or hold unbounded memory. Parsing does not need
+//! the model; the engine checks times against the run and names against the registry.
+
+use std::collections::HashMap;
+
+use memlens_heap::{Metric, SortStrategy};
+
+use crate::error::ApiError;
+
+/// The most classifiers in one list.
+pub const MAX_CLASSIFIERS: usize = 8;
+/// The most times one tree request may ask for.
+pub const MAX_TIMES: usize = 64;
+/// The most keys in a drill-down path.
+pub const MAX_PATH_KEYS: usize = 64;
+/// The longest query string the API reads, in bytes.
+pub const MAX_QUERY_BYTES: usize = 8 * 1024;
+/// The most timeline buckets one request may ask for.
+pub const MAX_TIMELINE_POINTS: usize = 4096;
+/// The most suspects one growth request may ask for.
+pub const MAX_SUSPECTS: usize = 200;
+
+/// A classifier list as the user wrote it, e.g. `site,thread`, with its options.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ClassifierList {
+    /// The names, outermost level first.
+    pub names: Vec<String>,
+    /// Function-name prefixes for `closest-domain-site`.
+    pub domains: Vec<String>,
+}
+
+impl ClassifierList {
+    /// Parses a comma list; names are checked against the registry later.
+    pub fn parse(list: &str, domains: Vec<String>) -> Result<Self, ApiError> {
+        let names: Vec<String> = list
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(str::to_owned)
+            .collect();
+        if names.is_empty() {
+            return Err(ApiError::bad_request("`by` names no classifier"));
+        }
+        if names.len() > MAX_CLASSIFIERS {
+            return Err(ApiError::bad_request(format!(
+                "`by` names {} classifiers; at most {MAX_CLASSIFIERS} are allowed",
+                names.len()
+            )));
+        }
+        Ok(ClassifierList { names, domains })
+    }
+
+    /// The canonical text, `site,thread`, used as a cache key and in responses.
+    pub fn text(&self) -> String {
+        self.names.join(",")
+    }
+}
+
+/// `GET api/tree`: memory trees at some times.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeRequest {
+    /// The grouping.
+    pub by: ClassifierList,
+    /// The times to return trees for; empty means every time of the series.
+    pub times: Vec<u64>,
+    /// What sizes mean for sorting and pruning.
+    pub metric: Metric,
+    /// The stable sibling order.
+    pub sort: SortStrategy,
+    /// Whether to merge small siblings into `Other` (the paper's 90 %, at most 9).
+    pub prune: bool,
+    /// The drill-down path: when given, each tree's root is the node at this full key,
+    /// or its closest ancestor that exists and is not empty.
+    pub path: Option<Vec<String>>,
+    /// Levels below the (drill-down) root to return; `None` returns all.
+    pub depth: Option<usize>,
+}
+
+/// `GET api/growth`: leak suspects.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GrowthRequest {
+    /// The grouping.
+    pub by: ClassifierList,
+    /// How many suspects to return.
+    pub top: usize,
+}
+
+/// `GET api/timeline`: the heap over the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimelineRequest {
+    /// The number of buckets.
+    pub points: usize,
+}
+
+/// A parsed query string: `name → value`, each name at most once.
+pub type Query = HashMap<String, String>;
+
+fn domains(query: &Query) -> Vec<String> {
+    query
+        .get("domain")
+        .map(|d| {
+            d.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn classifier_list(query: &Query, default: &str) -> Result<ClassifierList, ApiError> {
+    let by = query.get("by").map_or(default, String::as_str);
+    ClassifierList::parse(by, domains(query))
+}
+
+fn number<T: std::str::FromStr>(query: &Query, name: &str) -> Result<Option<T>, ApiError> {
+    query
+        .get(name)
+        .map(|v| {
+            v.trim().parse::<T>().map_err(|_| {
+                ApiError::bad_request(format!("`{name}={v}` is not a non-negative integer"))
+            })
+        })
+        .transpose()
+}
+
+impl TreeRequest {
+    /// Parses `by`, `times`, `metric`, `sort`, `prune`, `path` (a JSON array of keys)
+    /// and `depth`.
+    pub fn from_query(query: &Query, default_by: &str) -> Result<Self, ApiError> {
+        let by = classifier_list(query, default_by)?;
+        let times = match query.get("times").map(|t| t.trim()) {
+            None | Some("") => Vec::new(),
+            Some(list) => list
+                .split(',')
+                .map(|t| {
+                    t.trim().parse::<u64>().map_err(|_| {
+                        ApiError::bad_request(format!(
+                            "`times` holds `{t}`, which is not a time in nanoseconds"
+                        ))
+                    })
+                })
+                .collect::<Result<Vec<u64>, ApiError>>()?,
+        };
+        if times.len() > MAX_TIMES {
+            return Err(ApiError::bad_request(format!(
+                "`times` lists {} times; at most {MAX_TIMES} are allowed",
+                times.len()
+            )));
+        }
+        let metric = match query.get("metric") {
+            None => Metric::Bytes,
+            Some(m) => Metric::from_name(m).ok_or_else(|| {
+                ApiError::bad_request(format!("`metric={m}` is not `bytes` or `objects`"))
+            })?,
+        };
+        let sort = match query.get("sort") {
+            None => SortStrategy::AbsoluteGrowth,
+            Some(s) => SortStrategy::from_name(s).ok_or_else(|| {
+                ApiError::bad_request(format!("`sort={s}` is not `growth`, `start` or `end`"))
+            })?,
+        };
+        let prune = match query.get("prune").map(String::as_str) {
+            None | Some("1") | Some("true") => true,
+            Some("0") | Some("false") => false,
+            Some(p) => {
+                return Err(ApiError::bad_request(format!(
+                    "`prune={p}` is not `true` or `false`"
+                )));
+            }
+        };
+        let path = match query.get("path") {
+            None => None,
+            Some(json) => {
+                let keys: Vec<String> = serde_json::from_str(json).map_err(|_| {
+                    ApiError::bad_request("`path` is not a JSON array of key strings")
+                })?;
+                if keys.len() > MAX_PATH_KEYS {
+                    return Err(ApiError::bad_request(format!(
+                        "`path` has {} keys; at most {MAX_PATH_KEYS} are allowed",
+                        keys.len()
+                    )));
+                }
+                Some(keys)
+            }
+        };
+        Ok(TreeRequest {
+            by,
+            times,
+            metric,
+            sort,
+            prune,
+            path,
+            depth: number(query, "depth")?,
+        })
+    }
+}
+
+impl GrowthRequest {
+    /// Parses `by` and `top` (default 20).
+    pub fn from_query(query: &Query, default_by: &str) -> Result<Self, ApiError> {
+        let top = number(query, "top")?.unwrap_or(20usize);
+        if top == 0 || top > MAX_SUSPECTS {
+            return Err(ApiError::bad_request(format!(
+                "`top={top}` must be between 1 and {MAX_SUSPECTS}"
+            )));
+        }
+        Ok(GrowthRequest {
+            by: classifier_list(query, default_by)?,
+            top,
+        })
+    }
+}
+
+impl TimelineRequest {
+    /// Parses `points` (default 600).
+    pub fn from_query(query: &Query) -> Result<Self, ApiError> {
+        let points = number(query, "points")?.unwrap_or(600usize);
+        if points == 0 || points > MAX_TIMELINE_POINTS {
+            return Err(ApiError::bad_request(format!(
+                "`points={points}` must be between 1 and {MAX_TIMELINE_POINTS}"
+            )));
+        }
+        Ok(TimelineRequest { points })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn query(pairs: &[(&str, &str)]) -> Query {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn tree_request_defaults_and_fields() {
+        let r = TreeRequest::from_query(&query(&[]), "site,thread").unwrap();
+        assert_eq!(r.by.names, vec!["site", "thread"]);
+        assert!(r.times.is_empty() && r.prune && r.path.is_none());
+        let r = TreeRequest::from_query(
+            &query(&[
+                ("by", "thread, site"),
+                ("times", "5,10"),
+                ("metric", "objects"),
+                ("sort", "end"),
+                ("path", r#"["a, b","c"]"#),
+                ("depth", "2"),
+                ("prune", "false"),
+            ]),
+            "site",
+        )
+        .unwrap();
+        assert_eq!(r.by.text(), "thread,site");
+        assert_eq!(r.times, vec![5, 10]);
+        assert_eq!((r.metric, r.sort), (Metric::Objects, SortStrategy::EndSize));
+        assert_eq!(r.path, Some(vec!["a, b".to_owned(), "c".to_owned()]));
+        assert_eq!((r.depth, r.prune), (Some(2), false));
+    }
+
+    #[test]
+    fn bad_values_are_one_sentence_errors() {
+        for (k, v) in [
+            ("times", "x"),
+            ("metric", "size"),
+            ("sort", "largest"),
+            ("path", "[1"),
+            ("depth", "-1"),
+            ("by", " , "),
+        ] {
+            let e = TreeRequest::from_query(&query(&[(k, v)]), "site").unwrap_err();
+            assert_eq!(e.status, 400, "{k}={v}");
+            assert!(e.message.contains(k), "{k}: {}", e.message);
+        }
+        let many = vec!["1"; MAX_TIMES + 1].join(",");
+        assert!(TreeRequest::from_query(&query(&[("times", &many)]), "site").is_err());
+        assert!(GrowthRequest::from_query(&query(&[("top", "0")]), "site").is_err());
+        assert!(TimelineRequest::from_query(&query(&[("points", "100000")])).is_err());
+    }
+}

@@ -1,0 +1,143 @@
+//! The viewer's snapshot times: the points of the timeline that the user steps through
+//! and clicks, each with the reason it was chosen.
+//!
+//! DESIGN §5.1 names the sources: evenly spaced points, the user's marks, and the
+//! timeline's peaks and dips. The run's start is always included, so that every series
+//! the engine builds spans the whole window: the meta tree then compares the same first
+//! and last trees however many times a user adds, and the stable order never changes
+//! under the user's feet.
+
+use memlens_heap::{ExtremumKind, HeapModel, Resolution, SnapshotTimes, peaks_and_dips};
+
+/// At most this many marks become snapshot times (evenly picked when there are more).
+const MAX_MARK_SNAPSHOTS: usize = 32;
+/// At most this many peaks and dips, the most prominent first.
+const MAX_EXTREMA: usize = 8;
+/// Peaks and dips must rise or fall by at least this share of the peak heap.
+const MIN_PROMINENCE: f64 = 0.1;
+/// The timeline resolution on which extrema are found.
+const EXTREMA_BUCKETS: usize = 200;
+
+/// Why a snapshot time was chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SnapshotKind {
+    /// One of the evenly spaced points.
+    Point,
+    /// A local minimum of the heap.
+    Dip,
+    /// A local maximum of the heap (or the global peak).
+    Peak,
+    /// A mark placed by the program.
+    Mark,
+    /// The start of the window.
+    Start,
+}
+
+impl SnapshotKind {
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SnapshotKind::Point => "point",
+            SnapshotKind::Start => "start",
+            SnapshotKind::Dip => "dip",
+            SnapshotKind::Peak => "peak",
+            SnapshotKind::Mark => "mark",
+        }
+    }
+}
+
+/// One snapshot time of the viewer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// The trace time.
+    pub time_ns: u64,
+    /// Why it was chosen; when several reasons meet at one time, the most specific.
+    pub kind: SnapshotKind,
+    /// A short label: the mark's name, `peak`, `dip`, `start` or empty for points.
+    pub label: String,
+}
+
+/// The snapshot times of `model` with `points` evenly spaced points: sorted, distinct,
+/// inside the run, the run's start first.
+pub fn snapshot_plan(model: &HeapModel, points: usize) -> Vec<Snapshot> {
+    let run = model.run();
+    let mut plan = vec![Snapshot {
+        time_ns: run.start_ns,
+        kind: SnapshotKind::Start,
+        label: "start".to_owned(),
+    }];
+    if let Ok(times) = SnapshotTimes::Points(points.max(1)).resolve(model, None) {
+        plan.extend(times.into_iter().map(|time_ns| Snapshot {
+            time_ns,
+            kind: SnapshotKind::Point,
+            label: String::new(),
+        }));
+    }
+    let marks = model.marks();
+    let stride = marks.len().div_ceil(MAX_MARK_SNAPSHOTS).max(1);
+    plan.extend(marks.iter().step_by(stride).map(|mark| Snapshot {
+        time_ns: mark.t_ns,
+        kind: SnapshotKind::Mark,
+        label: model.context().strings.get(mark.name).to_owned(),
+    }));
+    if let Ok(timeline) = model.timeline(Resolution::Points(EXTREMA_BUCKETS), None) {
+        let threshold = (timeline.peak.bytes as f64 * MIN_PROMINENCE).ceil() as u64;
+        let mut extrema = peaks_and_dips(&timeline, threshold);
+        extrema.sort_by_key(|e| std::cmp::Reverse(e.prominence_bytes));
+        extrema.truncate(MAX_EXTREMA);
+        plan.extend(extrema.into_iter().map(|e| {
+            let (kind, label) = match e.kind {
+                ExtremumKind::Peak => (SnapshotKind::Peak, "peak"),
+                ExtremumKind::Dip => (SnapshotKind::Dip, "dip"),
+            };
+            Snapshot {
+                time_ns: e.time_ns,
+                kind,
+                label: label.to_owned(),
+            }
+        }));
+        if timeline.peak.bytes > 0 {
+            plan.push(Snapshot {
+                time_ns: timeline.peak.time_ns,
+                kind: SnapshotKind::Peak,
+                label: "peak".to_owned(),
+            });
+        }
+    }
+    plan.retain(|s| run.contains(s.time_ns));
+    // One entry per time, keeping the most specific reason.
+    plan.sort_by(|a, b| a.time_ns.cmp(&b.time_ns).then(b.kind.cmp(&a.kind)));
+    plan.dedup_by_key(|s| s.time_ns);
+    plan
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use memlens_heap::{AllocKind, HeapModelBuilder, StackId};
+
+    #[test]
+    fn plan_has_start_points_marks_and_the_peak() {
+        let mut b = HeapModelBuilder::new();
+        b.start(0);
+        b.alloc(100, 1, 0x10, 100, StackId::ROOT, AllocKind::Malloc);
+        b.mark(300, "phase 2");
+        b.alloc(450, 1, 0x20, 5000, StackId::ROOT, AllocKind::Malloc);
+        b.free(460, 1, 0x20);
+        let model = b.end(1000);
+        let plan = snapshot_plan(&model, 4);
+        let times: Vec<u64> = plan.iter().map(|s| s.time_ns).collect();
+        assert_eq!(plan[0].kind, SnapshotKind::Start);
+        for t in [0, 250, 300, 450, 460, 500, 750, 1000] {
+            assert!(times.contains(&t), "{t} missing from {times:?}");
+        }
+        assert!(times.windows(2).all(|w| w[0] < w[1]), "{times:?}");
+        let mark = plan.iter().find(|s| s.time_ns == 300).unwrap();
+        assert_eq!(
+            (mark.kind, mark.label.as_str()),
+            (SnapshotKind::Mark, "phase 2")
+        );
+        let peak = plan.iter().find(|s| s.time_ns == 450).unwrap();
+        assert_eq!(peak.kind, SnapshotKind::Peak);
+    }
+}

@@ -1,0 +1,139 @@
+//! `memlens view`: serves the viewer of one trace on this machine and opens it in the
+//! browser. The server (`memlens-server`) does the serving; this file reads the trace
+//! into the heap model, checks the address, prints the URL and opens the browser.
+
+use std::io::Write;
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::Result;
+use memlens_heap::HeapModel;
+use memlens_server::{EngineOptions, RunInfo, ServeError, Viewer, ViewerConfig};
+
+use crate::UsageError;
+use crate::heap_model::{self, HeapTrace};
+
+/// Arguments of `memlens view`.
+#[derive(clap::Args)]
+#[command(
+    after_help = "The viewer listens on 127.0.0.1 on a random port, and every URL \
+    carries a secret token: only someone who sees the printed URL can open it. Press \
+    Ctrl-C to stop."
+)]
+pub struct ViewArgs {
+    /// The trace to view.
+    file: PathBuf,
+    /// The port to listen on; 0 picks a free one.
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// The address to listen on. Other than loopback it needs `--allow-remote`.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: IpAddr,
+    /// Really listen on a non-loopback `--host`, where other machines can reach the
+    /// viewer (the token still guards it).
+    #[arg(long)]
+    allow_remote: bool,
+    /// Print the URL without opening a browser.
+    #[arg(long)]
+    no_open: bool,
+    /// The classifiers the heap lens starts with, outermost level first.
+    #[arg(long, value_name = "C1,C2,…", default_value = "site,thread")]
+    by: String,
+    /// Evenly spaced snapshot times (besides the start, marks, peaks and dips).
+    #[arg(long, value_name = "K", default_value_t = 20)]
+    points: usize,
+}
+
+/// Runs `memlens view` until Ctrl-C.
+pub fn run(args: ViewArgs) -> Result<i32> {
+    heap_model::classifier_chain(&args.by, &[])?;
+    check_points(args.points)?;
+    if !args.host.is_loopback() && !args.allow_remote {
+        return Err(UsageError(ServeError::NonLoopback { host: args.host }.to_string()).into());
+    }
+    let trace = HeapTrace::build(crate::load::open(&args.file)?);
+    let status = trace.finish();
+    let info = run_info(&trace, &args.file);
+    // The model lives as long as the server, which is the rest of the process.
+    let model: &'static HeapModel = Box::leak(Box::new(trace.model));
+    if !args.host.is_loopback() {
+        eprintln!(
+            "memlens: warning: serving on {}, reachable from other machines; anyone with the URL can read this trace",
+            args.host
+        );
+    }
+    let config = ViewerConfig {
+        host: args.host,
+        port: args.port,
+        allow_remote: args.allow_remote,
+        engine: EngineOptions {
+            points: args.points,
+            default_classifiers: args.by.clone(),
+        },
+    };
+    let viewer = Viewer::bind(model, info, config)?;
+    let url = viewer.url().to_owned();
+    // One line on stdout (a script may read it and close the pipe); the rest on stderr.
+    println!("memlens: viewing {} at {url}", args.file.display());
+    let _ = std::io::stdout().flush();
+    eprintln!("memlens: press Ctrl-C to stop");
+    if !args.no_open {
+        open_browser(&url);
+    }
+    viewer.run()?;
+    Ok(status)
+}
+
+/// The snapshot points option must be usable.
+pub(crate) fn check_points(points: usize) -> Result<()> {
+    if points == 0 || points > 500 {
+        return Err(UsageError(format!(
+            "`--points {points}` is out of range: ask for 1 to 500 snapshot points"
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// The program and trace names the page shows.
+pub(crate) fn run_info(trace: &HeapTrace, file: &Path) -> RunInfo {
+    let process = trace.loaded.metadata.process.as_ref();
+    let program = process
+        .map(|p| {
+            if p.cmdline.is_empty() {
+                p.exe.clone()
+            } else {
+                p.cmdline.join(" ")
+            }
+        })
+        .unwrap_or_default();
+    RunInfo {
+        program,
+        pid: process.map(|p| p.pid),
+        trace_name: file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    }
+}
+
+/// Opens `url` in the desktop's browser when there is a desktop; otherwise says so.
+fn open_browser(url: &str) {
+    let has_display = ["DISPLAY", "WAYLAND_DISPLAY"]
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()));
+    if !has_display {
+        eprintln!("memlens: no display found; open the URL above in a browser");
+        return;
+    }
+    let spawned = Command::new("xdg-open")
+        .arg(url)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+    if spawned.is_err() {
+        eprintln!("memlens: could not start a browser (xdg-open); open the URL above");
+    }
+}

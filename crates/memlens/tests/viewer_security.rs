@@ -1,0 +1,182 @@
+//! `memlens view` lets no one in (DESIGN §9): a real recorded trace served by the real
+//! binary, then requests without the token (403), with it to unknown paths (404), with a
+//! foreign `Host` (403), and a non-loopback `--host` refused unless `--allow-remote`.
+//!
+//! Like the other recorder tests, this needs the recorder library next to `memlens`
+//! (`cargo build --release -p memlens-preload` first).
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use support::{FRAME_POINTER_FLAGS, Lang, compile, memlens, record, test_dir};
+
+/// Records the viewer's end-to-end test program into `dir`.
+fn recorded_trace(dir: &Path) -> PathBuf {
+    let source = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../web/e2e/leaky.c"
+    ))
+    .expect("web/e2e/leaky.c is readable");
+    let program = compile(dir, "leaky", Lang::C, &source, FRAME_POINTER_FLAGS);
+    let trace = dir.join("leaky.mlens");
+    let recorded = record(
+        dir,
+        &["-o", trace.to_str().unwrap()],
+        &[program.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(recorded.run.code, 0, "{}", recorded.run.stderr);
+    trace
+}
+
+/// A running `memlens view` and the URL it printed; killed when dropped.
+struct View {
+    child: Child,
+    url: String,
+    stderr: String,
+    /// Kept open so that the server never writes into a closed pipe.
+    _stdout: std::io::Lines<BufReader<std::process::ChildStdout>>,
+}
+
+impl Drop for View {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl View {
+    fn start(trace: &Path, extra: &[&str]) -> View {
+        let mut child = memlens()
+            .arg("view")
+            .arg(trace)
+            .args(["--no-open", "--port", "0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("memlens view starts");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let url = loop {
+            assert!(
+                Instant::now() < deadline,
+                "memlens view printed no URL in time"
+            );
+            let line = lines
+                .next()
+                .expect("memlens view printed no URL before exiting")
+                .unwrap();
+            if let Some(at) = line.find("http://") {
+                break line[at..].trim().to_owned();
+            }
+        };
+        View {
+            child,
+            url,
+            stderr: String::new(),
+            _stdout: lines,
+        }
+    }
+
+    /// `host:port` and the token.
+    fn parts(&self) -> (String, String) {
+        let rest = self.url.strip_prefix("http://").unwrap();
+        let (address, token) = rest.split_once('/').unwrap();
+        (address.to_owned(), token.trim_end_matches('/').to_owned())
+    }
+}
+
+/// The status of `GET target` sent to `address` with `Host: host`.
+fn status(address: &str, target: &str, host: &str) -> u16 {
+    let mut stream = TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn view_requires_the_token_and_serves_nothing_else() {
+    let dir = test_dir("viewer-security");
+    let trace = recorded_trace(dir.path());
+    let view = View::start(&trace, &[]);
+    assert!(
+        view.url.starts_with("http://127.0.0.1:"),
+        "loopback by default: {}",
+        view.url
+    );
+    let (address, token) = view.parts();
+    assert!(token.len() >= 32, "an unguessable token: {token}");
+    let ok = |target: &str| status(&address, target, &address);
+    assert_eq!(ok(&format!("/{token}/")), 200);
+    assert_eq!(ok(&format!("/{token}/api/meta")), 200);
+    assert_eq!(ok(&format!("/{token}/api/tree?by=site,thread")), 200);
+    for without_token in ["/", "/api/meta", "/index.html", "/x/api/tree"] {
+        assert_eq!(ok(without_token), 403, "{without_token}");
+    }
+    assert_eq!(ok(&format!("/{}/", "a".repeat(token.len()))), 403);
+    for unknown in [
+        "nope",
+        "api/unknown",
+        "assets/x.js",
+        "..%2F..%2Fetc%2Fpasswd",
+    ] {
+        assert_eq!(ok(&format!("/{token}/{unknown}")), 404, "{unknown}");
+    }
+    assert_eq!(
+        status(&address, &format!("/{token}/"), "attacker.example"),
+        403,
+        "DNS rebinding: a foreign Host is refused"
+    );
+    drop(view);
+}
+
+#[test]
+fn non_loopback_host_needs_allow_remote() {
+    let dir = test_dir("viewer-remote");
+    let trace = recorded_trace(dir.path());
+    let refused = memlens()
+        .arg("view")
+        .arg(&trace)
+        .args(["--no-open", "--port", "0", "--host", "0.0.0.0"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "a usage error");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("--allow-remote") && stderr.contains("0.0.0.0"),
+        "{stderr}"
+    );
+    assert!(refused.stdout.is_empty(), "no URL is printed");
+
+    let mut view = View::start(&trace, &["--host", "0.0.0.0", "--allow-remote"]);
+    let (address, token) = view.parts();
+    assert_eq!(status(&address, &format!("/{token}/"), &address), 200);
+    let _ = view.child.kill();
+    let _ = view.child.wait();
+    view.child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut view.stderr)
+        .unwrap();
+    assert!(
+        view.stderr.contains("warning") && view.stderr.contains("other machines"),
+        "{}",
+        view.stderr
+    );
+}

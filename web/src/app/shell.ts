@@ -1,0 +1,73 @@
+// The page around the lenses: a header with the program, the run's key numbers and
+// the lens switcher (one tab per registered lens that has data), and one panel per
+// lens, built when its tab is first opened.
+
+import type { DataSource } from "../data/source";
+import type { Meta } from "../data/types";
+import { formatBytes, formatDuration } from "../format";
+import { h, replaceChildren } from "./dom";
+import { lensesFor } from "./lenses";
+
+export async function startShell(app: HTMLElement, source: DataSource, meta: Meta): Promise<void> {
+  const lenses = lensesFor(meta);
+  const tabs = h("nav", { class: "lens-tabs", role: "tablist", "data-testid": "lens-tabs" });
+  const panels = h("main", { class: "lens-panels" });
+  const facts = h(
+    "div",
+    { class: "run-facts" },
+    fact("Run", formatDuration(meta.run.end_ns - meta.run.start_ns)),
+    fact("Peak", formatBytes(meta.stats.peak_bytes)),
+    fact("Allocations", meta.stats.allocations.toLocaleString("en-US")),
+    fact("Never freed", formatBytes(meta.stats.live_at_exit_bytes)),
+  );
+  const program = h("div", { class: "program", title: meta.program }, meta.program || meta.trace);
+  const badge = source.kind === "report" ? h("span", { class: "badge", "data-testid": "report-badge" }, "report") : null;
+  replaceChildren(
+    app,
+    h(
+      "header",
+      { class: "top" },
+      h("div", { class: "brand" }, h("span", { class: "logo", "aria-hidden": "true" }), "memlens", badge),
+      tabs,
+      h("div", { class: "run" }, program, facts),
+    ),
+    panels,
+  );
+  if (meta.notes.length > 0) {
+    panels.append(h("div", { class: "notes" }, ...meta.notes.map((n) => h("p", {}, n))));
+  }
+  if (lenses.length === 0) {
+    panels.append(h("p", { class: "empty" }, "This trace holds no data any lens of this viewer can show."));
+    return;
+  }
+  const mounted = new Map<string, HTMLElement>();
+  const open = async (id: string) => {
+    for (const b of tabs.querySelectorAll<HTMLButtonElement>("button")) {
+      const on = b.dataset.lens === id;
+      b.setAttribute("aria-selected", String(on));
+      b.classList.toggle("on", on);
+    }
+    for (const [other, panel] of mounted) panel.hidden = other !== id;
+    if (!mounted.has(id)) {
+      const panel = h("div", { class: "lens-panel", role: "tabpanel", "data-lens": id });
+      mounted.set(id, panel);
+      panels.append(panel);
+      const lens = lenses.find((l) => l.info.id === id)!;
+      try {
+        await lens.module.mount(panel, { source, meta });
+      } catch (e) {
+        panel.append(h("p", { class: "error" }, e instanceof Error ? e.message : String(e)));
+      }
+    }
+  };
+  for (const { info } of lenses) {
+    const tab = h("button", { class: "lens-tab", role: "tab", "data-lens": info.id, title: info.question, "data-testid": `lens-${info.id}` }, info.title);
+    tab.addEventListener("click", () => void open(info.id));
+    tabs.append(tab);
+  }
+  await open(lenses[0].info.id);
+}
+
+function fact(label: string, value: string): HTMLElement {
+  return h("div", { class: "fact" }, h("span", {}, label), h("b", {}, value));
+}

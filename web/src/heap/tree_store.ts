@@ -1,0 +1,63 @@
+// The page's cache of memory trees: per grouping, metric and sort strategy, the tree
+// at each time fetched so far, and the heap totals at every time of the series.
+// Concurrent requests for the same trees are made once.
+
+import type { DataSource } from "../data/source";
+import type { HeapPoint, Metric, SortStrategy, TimeNs, TreeNode } from "../data/types";
+
+/** What a memory tree depends on besides its time. */
+export interface Combo {
+  by: string[];
+  metric: Metric;
+  sort: SortStrategy;
+}
+
+export function comboKey(c: Combo): string {
+  return `${c.by.join(",")}|${c.metric}|${c.sort}`;
+}
+
+export class TreeStore {
+  private readonly trees = new Map<string, TreeNode>();
+  private readonly totals = new Map<string, Map<TimeNs, HeapPoint>>();
+  private readonly pending = new Map<string, Promise<void>>();
+
+  constructor(private readonly source: DataSource) {}
+
+  get(combo: Combo, time: TimeNs): TreeNode | undefined {
+    return this.trees.get(`${comboKey(combo)}@${time}`);
+  }
+
+  /** The heap at every time of the series, as far as known. */
+  totalsOf(combo: Combo): Map<TimeNs, HeapPoint> {
+    return this.totals.get(comboKey(combo)) ?? new Map();
+  }
+
+  /** The times of `times` whose trees are not loaded or loading. */
+  missing(combo: Combo, times: TimeNs[]): TimeNs[] {
+    const key = comboKey(combo);
+    return times.filter((t) => !this.trees.has(`${key}@${t}`) && !this.pending.has(`${key}@${t}`));
+  }
+
+  /** Loads the trees of `times`; with `all`, asks for every time of the series at once. */
+  async load(combo: Combo, times: TimeNs[], all = false): Promise<void> {
+    const key = comboKey(combo);
+    const wanted = this.missing(combo, times);
+    const waits = times.map((t) => this.pending.get(`${key}@${t}`)).filter((p): p is Promise<void> => !!p);
+    if (wanted.length > 0) {
+      const request = this.source
+        .trees({ ...combo, times: all ? [] : wanted })
+        .then((response) => {
+          for (const tree of response.doc.trees) this.trees.set(`${key}@${tree.time_ns}`, tree.root);
+          const totals = this.totals.get(key) ?? new Map<TimeNs, HeapPoint>();
+          for (const point of response.totals) totals.set(point.time_ns, point);
+          this.totals.set(key, totals);
+        })
+        .finally(() => {
+          for (const t of wanted) this.pending.delete(`${key}@${t}`);
+        });
+      for (const t of wanted) this.pending.set(`${key}@${t}`, request);
+      waits.push(request);
+    }
+    await Promise.all(waits);
+  }
+}

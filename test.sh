@@ -20,7 +20,9 @@ step "lints"
 cargo clippy --release --workspace --all-targets -- -D warnings
 
 step "tests"
-cargo test --release --workspace --no-fail-fast -- --test-threads=2
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+cargo test --release --workspace --no-fail-fast -- --test-threads=2 2>&1 | tee "$results"
 
 step "web viewer: typecheck, unit tests, end-to-end in headless Chromium"
 web/test.sh
@@ -33,3 +35,8 @@ if command -v cargo-fuzz >/dev/null 2>&1; then
     ./memlens record -q -o fuzz/corpus/reader/seed.mlens -f -- sh -c 'ls / >/dev/null'
     (cd fuzz && cargo fuzz run -s none reader -- -max_total_time=45 -max_len=100000)
 fi
+
+# One closing line for everything the Rust test runner counted.
+passed=$(grep -Eo '[0-9]+ passed' "$results" | awk '{s += $1} END {print s + 0}')
+failed=$(grep -Eo '[0-9]+ failed' "$results" | awk '{s += $1} END {print s + 0}')
+printf '\n%s passed, %s failed\n' "$passed" "$failed"

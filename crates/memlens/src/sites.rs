@@ -66,25 +66,29 @@ pub fn symbolizer_for(md: &Metadata) -> Symbolizer {
     Symbolizer::new(modules, options)
 }
 
+/// The path of the module whose executable segment holds `addr`, from the
+/// trace's module map.
+fn module_path_of(md: &Metadata, addr: u64) -> Option<&str> {
+    md.modules.iter().rev().find_map(|m| {
+        let bias = m.module.load_bias;
+        m.module
+            .segments
+            .iter()
+            .any(|s| {
+                s.flags & 1 != 0
+                    && addr >= bias.wrapping_add(s.vaddr)
+                    && addr < bias.wrapping_add(s.vaddr).wrapping_add(s.memsz)
+            })
+            .then_some(m.module.path.as_str())
+    })
+}
+
 impl SiteNamer {
     /// Builds the symbolizer from the trace's module map.
     pub fn new(md: &Metadata) -> SiteNamer {
         SiteNamer {
             symbolizer: symbolizer_for(md),
             cache: HashMap::new(),
-        }
-    }
-
-    /// Symbolizes many addresses at once (in parallel across modules).
-    pub fn prefetch(&mut self, addrs: &[u64]) {
-        let todo: Vec<u64> = addrs
-            .iter()
-            .copied()
-            .filter(|a| !self.cache.contains_key(a))
-            .collect();
-        for s in self.symbolizer.symbolize_all(&todo) {
-            let texts = self.render(&s.frames, s.address);
-            self.cache.insert(s.address, texts);
         }
     }
 
@@ -121,27 +125,49 @@ impl SiteNamer {
             .collect()
     }
 
-    /// The frames of stack `id`, innermost first, inlined frames included.
-    pub fn frames(&mut self, md: &Metadata, id: StackId) -> Vec<FrameText> {
-        let addrs = md.stacks.frames(id);
-        self.prefetch(&addrs);
-        addrs
-            .iter()
-            .flat_map(|a| self.cache.get(a).cloned().unwrap_or_default())
-            .collect()
+    /// The rendered frames of one address (symbolized once, cached).
+    fn texts(&mut self, addr: u64) -> Vec<FrameText> {
+        if let Some(t) = self.cache.get(&addr) {
+            return t.clone();
+        }
+        let s = self.symbolizer.symbolize(addr);
+        let texts = self.render(&s.frames, addr);
+        self.cache.insert(addr, texts.clone());
+        texts
     }
 
     /// The call path users care about: up to `max` frames from the first
     /// non-wrapper frame outwards, ending at `main` (what is outside it is
     /// the C runtime's start-up code).
+    ///
+    /// Frames are symbolized one by one as the path grows: leading frames in
+    /// system libraries are recognised from the module map alone, and frames
+    /// past `main` are never looked up, so a summary rarely needs the large
+    /// debug information of libc.
     pub fn path(&mut self, md: &Metadata, id: StackId, max: usize) -> Vec<String> {
-        let frames = self.frames(md, id);
-        let start = frames.iter().position(|f| !f.wrapper).unwrap_or(0);
+        let addrs = md.stacks.frames(id);
+        let first_user = addrs
+            .iter()
+            .position(|&a| !module_path_of(md, a).is_some_and(is_system_module));
         let mut out = Vec::new();
-        for f in frames[start.min(frames.len())..].iter().take(max) {
-            out.push(f.text.clone());
-            if f.text.starts_with("main (") {
-                break;
+        let mut skipping = true;
+        for &a in &addrs[first_user.unwrap_or(addrs.len())..] {
+            for f in self.texts(a) {
+                if skipping && f.wrapper {
+                    continue;
+                }
+                skipping = false;
+                let is_main = f.text.starts_with("main (");
+                out.push(f.text);
+                if out.len() >= max || is_main {
+                    return out;
+                }
+            }
+        }
+        if out.is_empty() {
+            // Nothing but wrappers (a system program): show its first frame.
+            if let Some(&a) = addrs.first() {
+                out.extend(self.texts(a).into_iter().take(1).map(|f| f.text));
             }
         }
         out

@@ -29,7 +29,7 @@ cc -O2 -g -fno-omit-frame-pointer -pthread "$src" -o "$out/bench"
 median() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['median']) for r in d['results']))" "$1"; }
 
 for threads in 1 2; do
-    echo "== alloc-bench, $threads thread(s), $ops calls, $runs runs each (interleaved by hyperfine's order)"
+    echo "== alloc-bench, $threads thread(s), $ops calls, $runs runs each, one command after the other (hyperfine)"
     hyperfine -N -w 1 -r "$runs" --export-json "$out/t$threads.json" --style basic \
         --prepare "sh -c 'rm -rf $out/rec && mkdir -p $out/rec'" \
         -n native "$out/bench $threads $ops" \

@@ -10,8 +10,7 @@
 use std::io::BufRead;
 
 use crate::import::fields::{next_field, parse_decimal, parse_hex_prefixed};
-use crate::import::lines::{Line, LineReader};
-use crate::import::{ImportCounts, ImportError, ImportErrorKind, OnError, malformed};
+use crate::import::{ImportCounts, ImportError, ImportLoop, OnError};
 use crate::reference::{AccessKind, Reference};
 
 /// How to read a din trace.
@@ -89,26 +88,22 @@ pub fn parse_line(line: &[u8], options: &DinOptions) -> Result<Option<Reference>
 /// A streaming reader of din traces.
 #[derive(Debug)]
 pub struct DinReader<R> {
-    lines: LineReader<R>,
+    inner: ImportLoop<R>,
     options: DinOptions,
-    counts: ImportCounts,
-    finished: bool,
 }
 
 impl<R: BufRead> DinReader<R> {
     /// Starts reading `reader`.
     pub fn new(reader: R, options: DinOptions) -> DinReader<R> {
         DinReader {
-            lines: LineReader::new(reader),
+            inner: ImportLoop::new(reader, options.on_error),
             options,
-            counts: ImportCounts::default(),
-            finished: false,
         }
     }
 
     /// Returns the counts so far.
     pub fn counts(&self) -> ImportCounts {
-        self.counts
+        self.inner.counts()
     }
 }
 
@@ -116,41 +111,8 @@ impl<R: BufRead> Iterator for DinReader<R> {
     type Item = Result<Reference, ImportError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        while !self.finished {
-            let number = self.lines.number + 1;
-            let options = self.options;
-            let parsed = match self.lines.next_line()? {
-                Err(e) => {
-                    self.finished = true;
-                    return Some(Err(ImportError {
-                        line: number,
-                        kind: ImportErrorKind::Io(e.to_string()),
-                    }));
-                }
-                Ok(Line::Text(text)) => {
-                    parse_line(text, &options).map_err(|reason| malformed(number, reason, text))
-                }
-                Ok(Line::TooLong(start)) => Err(malformed(
-                    number,
-                    "the line is longer than 4096 bytes",
-                    start,
-                )),
-            };
-            self.counts.lines += 1;
-            match parsed {
-                Ok(Some(reference)) => {
-                    self.counts.references += 1;
-                    return Some(Ok(reference));
-                }
-                Ok(None) => self.counts.ignored += 1,
-                Err(error) => {
-                    self.counts.malformed += 1;
-                    self.finished = self.options.on_error == OnError::Stop;
-                    return Some(Err(error));
-                }
-            }
-        }
-        None
+        let options = self.options;
+        self.inner.next_with(|text| parse_line(text, &options))
     }
 }
 

@@ -91,3 +91,71 @@ fn malformed(line: u64, reason: &'static str, text: &[u8]) -> ImportError {
         kind: ImportErrorKind::Malformed { reason, excerpt },
     }
 }
+
+/// What every line-based importer does around its own line parser: read
+/// lines (capped in length), count them, report IO errors and malformed
+/// lines with their line number, and stop or go on as the user chose.
+#[derive(Debug)]
+pub(crate) struct ImportLoop<R> {
+    lines: lines::LineReader<R>,
+    counts: ImportCounts,
+    on_error: OnError,
+    finished: bool,
+}
+
+impl<R: std::io::BufRead> ImportLoop<R> {
+    pub(crate) fn new(reader: R, on_error: OnError) -> Self {
+        ImportLoop {
+            lines: lines::LineReader::new(reader),
+            counts: ImportCounts::default(),
+            on_error,
+            finished: false,
+        }
+    }
+
+    pub(crate) fn counts(&self) -> ImportCounts {
+        self.counts
+    }
+
+    /// The next reference, parsing each line with `parse` (which returns
+    /// `Ok(None)` for lines that carry no reference).
+    pub(crate) fn next_with(
+        &mut self,
+        mut parse: impl FnMut(&[u8]) -> Result<Option<crate::Reference>, &'static str>,
+    ) -> Option<Result<crate::Reference, ImportError>> {
+        while !self.finished {
+            let number = self.lines.number + 1;
+            let parsed = match self.lines.next_line()? {
+                Err(e) => {
+                    self.finished = true;
+                    return Some(Err(ImportError {
+                        line: number,
+                        kind: ImportErrorKind::Io(e.to_string()),
+                    }));
+                }
+                Ok(lines::Line::Text(text)) => {
+                    parse(text).map_err(|reason| malformed(number, reason, text))
+                }
+                Ok(lines::Line::TooLong(start)) => Err(malformed(
+                    number,
+                    "the line is longer than 4096 bytes",
+                    start,
+                )),
+            };
+            self.counts.lines += 1;
+            match parsed {
+                Ok(Some(reference)) => {
+                    self.counts.references += 1;
+                    return Some(Ok(reference));
+                }
+                Ok(None) => self.counts.ignored += 1,
+                Err(error) => {
+                    self.counts.malformed += 1;
+                    self.finished = self.on_error == OnError::Stop;
+                    return Some(Err(error));
+                }
+            }
+        }
+        None
+    }
+}

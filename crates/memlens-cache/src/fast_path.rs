@@ -281,6 +281,8 @@ impl Hierarchy {
                 let ways = g.ways as usize;
                 let line = g.line_of(addr);
                 let set = set_of(g, line);
+                // The same lookup as `fast_line`, written out here: a shared
+                // helper measured 3 % slower on this statistics-only loop.
                 let queue = p.queues[set];
                 let tags = &p.tags[set * ways..set * ways + ways];
                 let front = (queue & 0xF) as usize;

@@ -5,10 +5,8 @@
 //!
 //! Stacks with no matching frame fall into `<no domain frame>`.
 
-use super::{
-    Classifier, ClassifierEntry, ClassifierOptions, first_frame_per_stack, function_label,
-};
-use crate::ids::{AllocId, FrameId};
+use super::{Classifier, ClassifierEntry, ClassifierOptions, ClosestFrame};
+use crate::ids::FrameId;
 use crate::model::HeapModel;
 
 /// The registry entry of `closest-domain-site`.
@@ -19,9 +17,6 @@ pub(crate) const ENTRY: ClassifierEntry = ClassifierEntry {
     build,
 };
 
-/// The class of stacks without a domain frame.
-const NO_DOMAIN_FRAME: u32 = u32::MAX;
-
 fn build<'m>(model: &'m HeapModel, options: &ClassifierOptions) -> Box<dyn Classifier + 'm> {
     let cx = &model.context;
     let prefixes = &options.domain_prefixes;
@@ -29,39 +24,7 @@ fn build<'m>(model: &'m HeapModel, options: &ClassifierOptions) -> Box<dyn Class
         let function = cx.function(f);
         prefixes.iter().any(|p| function.starts_with(p.as_str()))
     };
-    let class_of_stack = first_frame_per_stack(cx, is_domain, NO_DOMAIN_FRAME);
-    Box::new(ClosestDomainSite {
-        model,
-        class_of_stack,
-    })
-}
-
-struct ClosestDomainSite<'m> {
-    model: &'m HeapModel,
-    /// Function string id of the closest domain frame, per stack node.
-    class_of_stack: Vec<u32>,
-}
-
-impl Classifier for ClosestDomainSite<'_> {
-    fn name(&self) -> &'static str {
-        ENTRY.name
-    }
-
-    fn title(&self) -> &'static str {
-        ENTRY.title
-    }
-
-    fn class_of(&self, alloc: AllocId, _size: u64, _at_ns: u64) -> u32 {
-        self.class_of_stack[self.model.stack[alloc.index()].index()]
-    }
-
-    fn label(&self, key: u32) -> String {
-        if key == NO_DOMAIN_FRAME {
-            "<no domain frame>".to_owned()
-        } else {
-            function_label(&self.model.context, key)
-        }
-    }
+    ClosestFrame::boxed(&ENTRY, model, is_domain, "<no domain frame>")
 }
 
 #[cfg(test)]

@@ -8,10 +8,8 @@
 //! function name are skipped too (nothing useful can be shown for them). A stack with no
 //! user frame at all falls into the group `<no user frame>`.
 
-use super::{
-    Classifier, ClassifierEntry, ClassifierOptions, first_frame_per_stack, function_label,
-};
-use crate::ids::{AllocId, FrameId};
+use super::{Classifier, ClassifierEntry, ClassifierOptions, ClosestFrame};
+use crate::ids::FrameId;
 use crate::model::HeapModel;
 
 /// The registry entry of `closest-user-frame`.
@@ -104,49 +102,11 @@ impl UserFrameFilter {
     }
 }
 
-/// The class of stacks without a user frame.
-const NO_USER_FRAME: u32 = u32::MAX;
-
 fn build<'m>(model: &'m HeapModel, options: &ClassifierOptions) -> Box<dyn Classifier + 'm> {
     let cx = &model.context;
     let filter = &options.user_frames;
-    let class_of_stack = first_frame_per_stack(
-        cx,
-        |f: FrameId| filter.is_user_frame(cx.function(f), cx.module(f)),
-        NO_USER_FRAME,
-    );
-    Box::new(ClosestUserFrame {
-        model,
-        class_of_stack,
-    })
-}
-
-struct ClosestUserFrame<'m> {
-    model: &'m HeapModel,
-    /// Function string id of the closest user frame, per stack node.
-    class_of_stack: Vec<u32>,
-}
-
-impl Classifier for ClosestUserFrame<'_> {
-    fn name(&self) -> &'static str {
-        ENTRY.name
-    }
-
-    fn title(&self) -> &'static str {
-        ENTRY.title
-    }
-
-    fn class_of(&self, alloc: AllocId, _size: u64, _at_ns: u64) -> u32 {
-        self.class_of_stack[self.model.stack[alloc.index()].index()]
-    }
-
-    fn label(&self, key: u32) -> String {
-        if key == NO_USER_FRAME {
-            "<no user frame>".to_owned()
-        } else {
-            function_label(&self.model.context, key)
-        }
-    }
+    let is_user = |f: FrameId| filter.is_user_frame(cx.function(f), cx.module(f));
+    ClosestFrame::boxed(&ENTRY, model, is_user, "<no user frame>")
 }
 
 #[cfg(test)]

@@ -35,6 +35,7 @@ pub use size_class::SizeClassMode;
 
 use crate::context::Context;
 use crate::ids::{AllocId, FrameId, StackId};
+use crate::model::HeapModel;
 
 /// Maps allocations to tree keys. See the module documentation for the two-step design.
 pub trait Classifier {
@@ -122,6 +123,60 @@ pub(crate) fn first_frame_per_stack(
         class[s] = found.unwrap_or(class[parent.index()]);
     }
     class
+}
+
+/// A classifier keyed by the function of the closest frame that passes a
+/// filter (`closest-user-frame`, `closest-domain-site`): the key of every
+/// stack node is computed once by [`first_frame_per_stack`].
+pub(crate) struct ClosestFrame<'m> {
+    entry: &'static ClassifierEntry,
+    model: &'m HeapModel,
+    /// Function string id of the closest accepted frame, per stack node.
+    class_of_stack: Vec<u32>,
+    /// The label of stacks where no frame is accepted.
+    none_label: &'static str,
+}
+
+impl<'m> ClosestFrame<'m> {
+    /// The key of stacks where no frame is accepted.
+    const NONE: u32 = u32::MAX;
+
+    /// Builds the classifier `entry` from the frames `accept` takes.
+    pub(crate) fn boxed(
+        entry: &'static ClassifierEntry,
+        model: &'m HeapModel,
+        accept: impl Fn(FrameId) -> bool,
+        none_label: &'static str,
+    ) -> Box<dyn Classifier + 'm> {
+        Box::new(ClosestFrame {
+            entry,
+            model,
+            class_of_stack: first_frame_per_stack(&model.context, accept, Self::NONE),
+            none_label,
+        })
+    }
+}
+
+impl Classifier for ClosestFrame<'_> {
+    fn name(&self) -> &'static str {
+        self.entry.name
+    }
+
+    fn title(&self) -> &'static str {
+        self.entry.title
+    }
+
+    fn class_of(&self, alloc: AllocId, _size: u64, _at_ns: u64) -> u32 {
+        self.class_of_stack[self.model.stack[alloc.index()].index()]
+    }
+
+    fn label(&self, key: u32) -> String {
+        if key == Self::NONE {
+            self.none_label.to_owned()
+        } else {
+            function_label(&self.model.context, key)
+        }
+    }
 }
 
 /// The label of a function-name key: the name, or `<unknown>` when it is empty.

@@ -41,4 +41,4 @@ if [ ! -x "$CHROMIUM" ]; then
 fi
 
 step "end-to-end tests in headless Chromium ($MEMLENS_BIN)"
-node --test --test-concurrency=1 e2e/viewer.test.mjs
+node --test --test-concurrency=1 e2e/*.test.mjs

@@ -32,6 +32,9 @@ pub struct EngineOptions {
     pub points: usize,
     /// The classifier list the page starts with, e.g. `site,thread`.
     pub default_classifiers: String,
+    /// The other lenses this viewer serves (see [`LensApi`](crate::LensApi)), after
+    /// heap evolution in tab order. [`Viewer::bind`](crate::Viewer::bind) fills it.
+    pub other_lenses: Vec<protocol::LensWire>,
 }
 
 impl Default for EngineOptions {
@@ -40,16 +43,29 @@ impl Default for EngineOptions {
         EngineOptions {
             points: 20,
             default_classifiers: "site,thread".to_owned(),
+            other_lenses: Vec::new(),
         }
     }
 }
 
-/// The lenses this server can show, in tab order.
-const LENSES: &[protocol::LensWire] = &[protocol::LensWire {
+/// The heap-evolution lens, first in tab order.
+const HEAP_LENS: protocol::LensWire = protocol::LensWire {
     id: "heap",
     title: "Heap evolution",
     question: "What accumulates, where was it allocated, and how does it grow over time?",
-}];
+};
+
+/// The lenses the page shows, in tab order: heap evolution when the trace has
+/// allocations (or when no other lens has data, so the page says what is missing),
+/// then the others.
+fn lenses(model: &HeapModel, options: &EngineOptions) -> Vec<protocol::LensWire> {
+    let mut lenses = Vec::with_capacity(1 + options.other_lenses.len());
+    if model.stats().allocations > 0 || options.other_lenses.is_empty() {
+        lenses.push(HEAP_LENS);
+    }
+    lenses.extend(options.other_lenses.iter().cloned());
+    lenses
+}
 
 /// Answers API requests for one model.
 pub struct Engine<'m> {
@@ -347,7 +363,7 @@ fn meta_json(
                 label: &s.label,
             })
             .collect(),
-        lenses: LENSES,
+        lenses: lenses(model, options),
         notes: model.diagnostics().messages(),
     };
     protocol::to_json(&wire)

@@ -27,6 +27,7 @@ pub mod assets;
 mod drill;
 mod engine;
 mod error;
+pub mod lens_api;
 pub mod protocol;
 mod report;
 pub mod request;
@@ -39,6 +40,7 @@ mod worker;
 
 pub use engine::{Engine, EngineOptions};
 pub use error::{ApiError, ServeError};
+pub use lens_api::{ApiBody, LensApi};
 pub use report::{ReportError, report_html};
 pub use run_info::RunInfo;
 pub use server::{Viewer, ViewerConfig};

@@ -45,7 +45,7 @@ pub struct MetaWire<'a> {
     /// The snapshot times, sorted.
     pub snapshots: Vec<SnapshotWire<'a>>,
     /// The lenses this viewer has data for; the page shows only these.
-    pub lenses: &'static [LensWire],
+    pub lenses: Vec<LensWire>,
     /// Things the user should know about the data (repaired events), one sentence each.
     pub notes: Vec<String>,
 }
@@ -121,7 +121,7 @@ pub struct SnapshotWire<'a> {
 }
 
 /// A lens the page may show.
-#[derive(Serialize)]
+#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
 pub struct LensWire {
     /// The id the page's lens registry knows it by.
     pub id: &'static str,

@@ -5,7 +5,8 @@
 //! (405); a URI of at most [`MAX_URI_BYTES`] (414) and no body (413); a `Host` header
 //! that names this machine (403, see [`security`](crate::security)); the token as the
 //! first path segment (403). Under the token, `/` is the page and `api/meta`,
-//! `api/timeline`, `api/tree` and `api/growth` are the API; anything else is 404.
+//! `api/timeline`, `api/tree` and `api/growth` are the heap lens's API, and
+//! `api/<id>/…` goes to the other lens with that id ([`LensApi`]); anything else is 404.
 //! Headers are bounded by hyper's limits. Responses are never cached and never send a
 //! referrer, so the token does not leak into other sites' logs.
 
@@ -24,6 +25,7 @@ use memlens_heap::HeapModel;
 use crate::assets::INDEX_HTML;
 use crate::engine::EngineOptions;
 use crate::error::{ApiError, ServeError};
+use crate::lens_api::LensApi;
 use crate::request::{
     ClassifierList, GrowthRequest, MAX_QUERY_BYTES, TimelineRequest, TreeRequest,
 };
@@ -58,6 +60,7 @@ struct AppState {
     engine: EngineHandle,
     meta: String,
     default_by: String,
+    lenses: Vec<Arc<dyn LensApi>>,
 }
 
 /// A bound, not yet running viewer.
@@ -70,12 +73,15 @@ pub struct Viewer {
 
 impl Viewer {
     /// Checks the address, binds it, starts the engine and warms its caches in the
-    /// background. The model lives as long as the process.
+    /// background. The model lives as long as the process. `lenses` are the other
+    /// lenses with data in this trace, in tab order after heap evolution.
     pub fn bind(
         model: &'static HeapModel,
         info: RunInfo,
-        config: ViewerConfig,
+        mut config: ViewerConfig,
+        lenses: Vec<Arc<dyn LensApi>>,
     ) -> Result<Viewer, ServeError> {
+        config.engine.other_lenses = lenses.iter().map(|l| l.descriptor()).collect();
         if !config.host.is_loopback() && !config.allow_remote {
             return Err(ServeError::NonLoopback { host: config.host });
         }
@@ -131,6 +137,7 @@ impl Viewer {
             engine,
             meta,
             default_by,
+            lenses,
         });
         Ok(Viewer {
             runtime,
@@ -229,7 +236,37 @@ async fn handle(State(state): State<Arc<AppState>>, request: Request) -> Respons
         "/" | "/index.html" => page(),
         "/api/meta" => json(StatusCode::OK, state.meta.clone()),
         "/api/timeline" | "/api/tree" | "/api/growth" => api(&state, route, &uri).await,
-        _ => text(StatusCode::NOT_FOUND, "no such page or API endpoint"),
+        _ => match lens_route(&state, route) {
+            Some((lens, rest)) => lens_api(lens, rest.to_owned(), &uri).await,
+            None => text(StatusCode::NOT_FOUND, "no such page or API endpoint"),
+        },
+    }
+}
+
+/// The lens that answers `route` (`/api/<id>` or `/api/<id>/<rest>`) and its `rest`.
+fn lens_route<'r>(state: &AppState, route: &'r str) -> Option<(Arc<dyn LensApi>, &'r str)> {
+    let tail = route.strip_prefix("/api/")?;
+    let (id, rest) = tail.split_once('/').unwrap_or((tail, ""));
+    let lens = state.lenses.iter().find(|l| l.descriptor().id == id)?;
+    Some((Arc::clone(lens), rest))
+}
+
+async fn lens_api(lens: Arc<dyn LensApi>, rest: String, uri: &axum::http::Uri) -> Response {
+    let query = match Query::<HashMap<String, String>>::try_from_uri(uri) {
+        Ok(Query(q)) => q,
+        Err(_) => {
+            return error(ApiError::bad_request(
+                "the query string is not valid `name=value&…` text",
+            ));
+        }
+    };
+    let answer = tokio::task::spawn_blocking(move || lens.answer(&rest, &query)).await;
+    match answer {
+        Ok(Ok(body)) => {
+            with_common_headers(Response::new(Body::from(body.bytes)), body.content_type)
+        }
+        Ok(Err(e)) => error(e),
+        Err(_) => error(ApiError::internal("the lens stopped while answering")),
     }
 }
 

@@ -8,7 +8,13 @@ use std::net::TcpStream;
 use std::sync::OnceLock;
 
 use memlens_heap::{AllocKind, FrameInfo, HeapModel, HeapModelBuilder, StackId};
-use memlens_server::{EngineOptions, RunInfo, ServeError, Viewer, ViewerConfig};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use memlens_server::protocol::LensWire;
+use memlens_server::{
+    ApiBody, ApiError, EngineOptions, LensApi, RunInfo, ServeError, Viewer, ViewerConfig,
+};
 use serde_json::Value;
 
 /// A leak (`leak`, never freed) and churn (`churn`, freed soon) on two threads.
@@ -47,6 +53,30 @@ fn model() -> &'static HeapModel {
     })
 }
 
+/// A second lens that echoes its route and query, and fails on `fail`.
+struct EchoLens;
+
+impl LensApi for EchoLens {
+    fn descriptor(&self) -> LensWire {
+        LensWire {
+            id: "echo",
+            title: "Echo",
+            question: "What did the page ask?",
+        }
+    }
+
+    fn answer(&self, route: &str, query: &HashMap<String, String>) -> Result<ApiBody, ApiError> {
+        if route == "fail" {
+            return Err(ApiError::bad_request("echo cannot fail politely"));
+        }
+        let mut keys: Vec<_> = query.iter().collect();
+        keys.sort();
+        Ok(ApiBody::json(
+            serde_json::json!({ "route": route, "query": keys }).to_string(),
+        ))
+    }
+}
+
 struct Server {
     address: String,
     token: String,
@@ -62,6 +92,7 @@ fn server() -> &'static Server {
             engine: EngineOptions {
                 points: 8,
                 default_classifiers: "site,thread".into(),
+                other_lenses: Vec::new(),
             },
         };
         let info = RunInfo {
@@ -69,7 +100,8 @@ fn server() -> &'static Server {
             pid: Some(42),
             trace_name: "prog.mlens".into(),
         };
-        let viewer = Viewer::bind(model(), info, config).expect("binds a loopback port");
+        let viewer = Viewer::bind(model(), info, config, vec![Arc::new(EchoLens)])
+            .expect("binds a loopback port");
         let url = viewer.url().to_owned();
         std::thread::spawn(move || viewer.run_until(std::future::pending()));
         let rest = url.strip_prefix("http://").unwrap();
@@ -219,7 +251,7 @@ fn a_non_loopback_address_needs_explicit_consent() {
         allow_remote: false,
         engine: EngineOptions::default(),
     };
-    let refused = Viewer::bind(model(), RunInfo::default(), config);
+    let refused = Viewer::bind(model(), RunInfo::default(), config, Vec::new());
     assert!(matches!(refused, Err(ServeError::NonLoopback { .. })));
     let message = refused.err().unwrap().to_string();
     assert!(message.contains("--allow-remote"), "{message}");
@@ -336,4 +368,33 @@ fn growth_ranks_the_leak_and_timeline_has_columns() {
         50
     );
     assert_eq!(timeline["peak"]["bytes"], 100 * 1000 + 400);
+}
+
+#[test]
+fn other_lenses_answer_under_their_id_and_are_listed_in_meta() {
+    let meta = api("meta").json();
+    let ids: Vec<&str> = meta["lenses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["heap", "echo"]);
+    let echo = api("echo/some/route?b=2&a=1");
+    assert_eq!(echo.status, 200, "{}", echo.body);
+    assert_eq!(
+        echo.header("content-type"),
+        Some("application/json; charset=utf-8")
+    );
+    assert_eq!(echo.header("cache-control"), Some("no-store"));
+    assert_eq!(
+        echo.json(),
+        serde_json::json!({ "route": "some/route", "query": [["a", "1"], ["b", "2"]] })
+    );
+    assert_eq!(api("echo").json()["route"], "");
+    let failed = api("echo/fail");
+    assert_eq!(failed.status, 400);
+    assert_eq!(failed.json()["error"], "echo cannot fail politely");
+    assert_eq!(api("nolens/x").status, 404);
+    assert_eq!(get("/wrong-token/api/echo/x").status, 403);
 }

@@ -36,6 +36,7 @@ pub fn run(args: ReportArgs) -> Result<i32> {
     let options = EngineOptions {
         points: args.points,
         default_classifiers: args.by.clone(),
+        other_lenses: Vec::new(),
     };
     let document = Engine::new(&trace.model, &info, options)
         .and_then(|mut engine| engine.report_document())

@@ -70,9 +70,10 @@ pub fn run(args: ViewArgs) -> Result<i32> {
         engine: EngineOptions {
             points: args.points,
             default_classifiers: args.by.clone(),
+            other_lenses: Vec::new(),
         },
     };
-    let viewer = Viewer::bind(model, info, config)?;
+    let viewer = Viewer::bind(model, info, config, Vec::new())?;
     let url = viewer.url().to_owned();
     // One line on stdout (a script may read it and close the pipe); the rest on stderr.
     println!("memlens: viewing {} at {url}", args.file.display());

@@ -1,0 +1,261 @@
+//! [`AllocModelBuilder`]: turns a stream of allocation events into blocks.
+//!
+//! Feed processes, threads and sites first, then each process's events in time order
+//! (several processes may interleave in any way: each keeps its own live set). A block
+//! begins at an allocation and ends at the free of its address; `realloc` ends the old
+//! block and begins a new one (flagged [`Block::from_realloc`]) at the new address with
+//! the new size, since a rectangle has one address and one height. Odd input is
+//! repaired and counted in [`Diagnostics`], never a panic: a free of an address that is
+//! not live is ignored; an allocation at an address that is still live first ends the
+//! old block there.
+
+use std::collections::HashMap;
+
+use crate::block::{Block, Latency};
+use crate::ids::{ProcessId, SiteId, ThreadId};
+use crate::model::{AllocModel, Diagnostics, ProcessInfo, SiteInfo, ThreadInfo};
+
+/// An allocation (`malloc`, `calloc`, aligned allocations, `realloc(NULL, n)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AllocEvent {
+    /// When the allocator returned, ns on the model's timeline.
+    pub t: u64,
+    /// The allocating thread (which names its process).
+    pub thread: ThreadId,
+    /// The address returned.
+    pub addr: u64,
+    /// The requested size.
+    pub size: u64,
+    /// The allocating site.
+    pub site: SiteId,
+    /// How long the allocator call took, when recorded.
+    pub latency_ns: Option<u32>,
+}
+
+/// A free of a live address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FreeEvent {
+    /// When.
+    pub t: u64,
+    /// The freeing thread.
+    pub thread: ThreadId,
+    /// The address freed.
+    pub addr: u64,
+    /// How long the call took, when recorded.
+    pub latency_ns: Option<u32>,
+}
+
+/// A `realloc` that resized or moved a block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReallocEvent {
+    /// When the allocator returned.
+    pub t: u64,
+    /// The thread.
+    pub thread: ThreadId,
+    /// The block's old address.
+    pub old_addr: u64,
+    /// Its new address (may equal the old one).
+    pub new_addr: u64,
+    /// The new requested size.
+    pub size: u64,
+    /// The site of the `realloc` call.
+    pub site: SiteId,
+    /// How long the call took, when recorded.
+    pub latency_ns: Option<u32>,
+}
+
+/// Builds an [`AllocModel`] from events.
+#[derive(Default)]
+pub struct AllocModelBuilder {
+    processes: Vec<ProcessInfo>,
+    threads: Vec<ThreadInfo>,
+    thread_ids: HashMap<(ProcessId, u32), ThreadId>,
+    sites: Vec<SiteInfo>,
+    site_ids: HashMap<String, crate::ids::SiteId>,
+    blocks: Vec<Block>,
+    latency: Vec<Latency>,
+    has_latency: bool,
+    live: HashMap<(ProcessId, u64), u32>,
+    diagnostics: Diagnostics,
+    start: Option<u64>,
+}
+
+impl AllocModelBuilder {
+    /// An empty builder; site 0 is the unknown site.
+    pub fn new() -> AllocModelBuilder {
+        let mut b = AllocModelBuilder::default();
+        b.sites.push(SiteInfo {
+            label: String::new(),
+        });
+        b
+    }
+
+    /// Reserves room for about `blocks` blocks.
+    pub fn reserve(&mut self, blocks: usize) {
+        self.blocks.reserve(blocks);
+        self.live.reserve(blocks.min(1 << 20));
+    }
+
+    /// Adds a recorded process (one trace file).
+    pub fn add_process(&mut self, info: ProcessInfo) -> ProcessId {
+        self.processes.push(info);
+        ProcessId(self.processes.len() as u32 - 1)
+    }
+
+    /// The thread `tid` of `process`, added (with `name`) on first use. A later call with
+    /// a non-empty name names an unnamed thread.
+    pub fn thread(&mut self, process: ProcessId, tid: u32, name: &str) -> ThreadId {
+        if let Some(&id) = self.thread_ids.get(&(process, tid)) {
+            if !name.is_empty() && self.threads[id.index()].name.is_empty() {
+                self.threads[id.index()].name = name.to_string();
+            }
+            return id;
+        }
+        let id = ThreadId(self.threads.len() as u32);
+        self.threads.push(ThreadInfo {
+            process,
+            tid,
+            name: name.to_string(),
+        });
+        self.thread_ids.insert((process, tid), id);
+        id
+    }
+
+    /// The site labelled `label` (`function (file:line)`), added on first use; an empty
+    /// label is the unknown site.
+    pub fn site(&mut self, label: &str) -> SiteId {
+        if label.is_empty() {
+            return SiteId::UNKNOWN;
+        }
+        if let Some(&id) = self.site_ids.get(label) {
+            return id;
+        }
+        let id = SiteId(self.sites.len() as u32);
+        self.sites.push(SiteInfo {
+            label: label.to_string(),
+        });
+        self.site_ids.insert(label.to_string(), id);
+        id
+    }
+
+    fn process_of(&mut self, thread: ThreadId) -> Option<ProcessId> {
+        let p = self.threads.get(thread.index()).map(|t| t.process);
+        if p.is_none() {
+            self.diagnostics.unknown_threads += 1;
+        }
+        p
+    }
+
+    fn note_time(&mut self, t: u64) {
+        self.start = Some(self.start.map_or(t, |s| s.min(t)));
+    }
+
+    fn end_block(&mut self, index: u32, t: u64, latency_ns: Option<u32>) {
+        let b = &mut self.blocks[index as usize];
+        b.t_free = t.max(b.t_alloc);
+        b.freed = true;
+        if let Some(l) = latency_ns {
+            self.latency[index as usize].free_ns = Some(l);
+            self.has_latency = true;
+        }
+    }
+
+    fn begin_block(&mut self, process: ProcessId, block: Block, latency_ns: Option<u32>) {
+        if let Some(old) = self.live.remove(&(process, block.addr)) {
+            self.diagnostics.reused_live_addresses += 1;
+            self.end_block(old, block.t_alloc, None);
+        }
+        let index = self.blocks.len() as u32;
+        self.blocks.push(block);
+        self.latency.push(Latency {
+            alloc_ns: latency_ns,
+            free_ns: None,
+        });
+        self.has_latency |= latency_ns.is_some();
+        self.live.insert((process, block.addr), index);
+    }
+
+    /// Records an allocation.
+    pub fn alloc(&mut self, e: AllocEvent) {
+        let Some(process) = self.process_of(e.thread) else {
+            return;
+        };
+        self.note_time(e.t);
+        let block = Block {
+            t_alloc: e.t,
+            t_free: u64::MAX,
+            addr: e.addr,
+            requested: e.size,
+            reserved: e.size,
+            thread: e.thread,
+            site: e.site,
+            freed: false,
+            from_realloc: false,
+        };
+        self.begin_block(process, block, e.latency_ns);
+    }
+
+    /// Records a free.
+    pub fn free(&mut self, e: FreeEvent) {
+        let Some(process) = self.process_of(e.thread) else {
+            return;
+        };
+        self.note_time(e.t);
+        match self.live.remove(&(process, e.addr)) {
+            Some(index) => self.end_block(index, e.t, e.latency_ns),
+            None => self.diagnostics.unknown_frees += 1,
+        }
+    }
+
+    /// Records a reallocation: ends the old block, begins the new one.
+    pub fn realloc(&mut self, e: ReallocEvent) {
+        let Some(process) = self.process_of(e.thread) else {
+            return;
+        };
+        self.note_time(e.t);
+        match self.live.remove(&(process, e.old_addr)) {
+            Some(index) => self.end_block(index, e.t, None),
+            None => self.diagnostics.unknown_frees += 1,
+        }
+        let block = Block {
+            t_alloc: e.t,
+            t_free: u64::MAX,
+            addr: e.new_addr,
+            requested: e.size,
+            reserved: e.size,
+            thread: e.thread,
+            site: e.site,
+            freed: false,
+            from_realloc: true,
+        };
+        self.begin_block(process, block, e.latency_ns);
+    }
+
+    /// Ends the run at `end_ns` (blocks still live end there), finds the bins of the
+    /// real run and indexes the blocks.
+    pub fn finish(mut self, end_ns: u64) -> AllocModel {
+        let start = self.start.unwrap_or(0).min(end_ns);
+        let end = self
+            .blocks
+            .iter()
+            .filter(|b| b.freed)
+            .map(|b| b.t_free)
+            .chain(self.blocks.iter().map(|b| b.t_alloc))
+            .fold(end_ns, u64::max);
+        for b in &mut self.blocks {
+            if !b.freed {
+                b.t_free = end;
+            }
+        }
+        let latency = self.has_latency.then_some(self.latency);
+        AllocModel::from_real_run(
+            self.blocks,
+            latency,
+            self.threads,
+            self.processes,
+            self.sites,
+            self.diagnostics,
+            (start, end),
+        )
+    }
+}

@@ -1,0 +1,76 @@
+//! The allocation-map engine (paper 001, Moreta & Telea, "Visualizing Dynamic Memory
+//! Allocations"): every heap block as a rectangle `[t_alloc, t_free) × [addr, addr+size)`,
+//! grouped into bins, measured over time and drawn with the paper's importance-biased
+//! antialiasing (formula (1)) and shaded cushions.
+//!
+//! Pure: no file or network IO, no serde. The CLI (`memlens render alloc`,
+//! `memlens alloc …`) and the viewer's server feed it events and encode its images.
+//!
+//! # The public API
+//!
+//! **Model.** An [`AllocModelBuilder`] takes processes, threads, sites and the events
+//! of one or more traces (allocations, frees, reallocations; each per process in time
+//! order, optionally with the allocator call's latency) and [`finish`]es into an
+//! [`AllocModel`]: the [`Block`]s, the [`Bin`]s of the real run (main heap, each thread
+//! arena, each mmap'd chunk, per process; see [`regions`]), an [`AddressAxis`] that stacks
+//! the bins' extents into one compact vertical axis, and a time × address index.
+//!
+//! **Queries.** [`AllocModel::block_at`] answers "which block is under the mouse"
+//! ([`BlockInfo`]); [`AllocModel::bins`] lists bins with their axis ranges;
+//! [`SizeFilter`] restricts a view to size classes.
+//!
+//! **Replay.** [`replay`] runs the model's requests through the paper's pool allocator
+//! ([`PoolConfig`]: B bins of fixed block sizes × N blocks, best-fit class, overflow to
+//! an unstructured heap allocating from high addresses, first-fit or best-fit) and
+//! returns a new [`AllocModel`] with simulated addresses plus a [`ReplayReport`]
+//! (overflows, per-bin high-water marks, waste).
+//!
+//! **Metrics.** [`metric_series`] samples a bin (or the whole model) over time:
+//! occupancy, waste, fragmentation (1 − largest free run / total free, with a free-run
+//! histogram), event rate and, for traces recorded with `--latency`, allocator latency.
+//!
+//! **Images.** [`render`] draws any viewport ([`View`]: time range, axis range, width,
+//! height) with [`RenderOptions`] (α, cushion profile, colour-by, filters) into an
+//! [`RgbaImage`]; the same call serves whole pictures and 256×256 tiles at any zoom.
+//! [`coverage`] exposes the per-pixel sums behind it. [`render_occupancy_bar`] draws the
+//! paper's Figure 5 bar (cushioned no-activity zones, antialiased activity) and
+//! [`render_stacked_bars`] its Figure 6 (all bins' bars stacked).
+//!
+//! [`finish`]: AllocModelBuilder::finish
+
+#![deny(missing_docs)]
+
+pub mod axis;
+pub mod bars;
+pub mod block;
+pub mod builder;
+pub mod colormap;
+pub mod error;
+pub mod ids;
+pub mod image;
+pub mod index;
+pub mod metrics;
+pub mod model;
+pub mod pool;
+pub mod raster;
+pub mod regions;
+pub mod size_class;
+
+pub use axis::{AddressAxis, AxisSegment};
+pub use bars::{BarOptions, BarStyle, render_occupancy_bar, render_stacked_bars};
+pub use block::{Block, BlockInfo, Latency, glibc_chunk_size, glibc_usable_size};
+pub use builder::{AllocEvent, AllocModelBuilder, FreeEvent, ReallocEvent};
+pub use colormap::{Rgb, categorical_color, continuous_color};
+pub use error::AllocError;
+pub use ids::{BinId, BlockId, ProcessId, SiteId, ThreadId};
+pub use image::RgbaImage;
+pub use metrics::{MetricPoint, MetricSeries, metric_series};
+pub use model::{AllocModel, Bin, BinKind, Diagnostics, ProcessInfo, SiteInfo, ThreadInfo};
+pub use pool::{
+    BinReport, Overflow, OverflowPolicy, PoolBin, PoolConfig, ReplayReport, parse_bytes, replay,
+};
+pub use raster::{
+    ColorBy, Coverage, CushionProfile, NO_LATENCY, PixelSums, Rasterizer, RenderOptions, TimeRange,
+    View, coverage, render, resolve,
+};
+pub use size_class::SizeFilter;

@@ -1,0 +1,379 @@
+//! [`AllocModel`]: the blocks of one or more recorded processes, their bins, the
+//! compact address axis and the time × address index, with the brushing query
+//! [`AllocModel::block_at`].
+
+use std::sync::OnceLock;
+
+use crate::axis::AddressAxis;
+use crate::block::{Block, BlockInfo, Latency, glibc_usable_size};
+use crate::ids::{BinId, BlockId, ProcessId, SiteId, ThreadId};
+use crate::index::TimeAddrIndex;
+use crate::raster::{Attributes, ColorBy, TimeRange};
+use crate::regions;
+
+/// A recorded process.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProcessInfo {
+    /// Its pid.
+    pub pid: u32,
+    /// Its parent's pid (0 when unknown).
+    pub ppid: u32,
+    /// A readable name (the executable's file name).
+    pub name: String,
+}
+
+/// A thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadInfo {
+    /// Its process.
+    pub process: ProcessId,
+    /// The kernel's thread id.
+    pub tid: u32,
+    /// Its name (empty when unnamed).
+    pub name: String,
+}
+
+/// An allocation site.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SiteInfo {
+    /// `function (file:line)` of the allocating function; empty for the unknown site.
+    pub label: String,
+}
+
+/// What a bin is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinKind {
+    /// The main arena's heap (the `brk` area) of the real run.
+    MainHeap,
+    /// A thread arena's heap (one 64 MiB-aligned window) of the real run.
+    ThreadArena,
+    /// Chunks served by `mmap` (overlapping page ranges merged) of the real run.
+    Mmap,
+    /// A pool bin of a replay: `slots` blocks of `block_size` bytes.
+    PoolBin {
+        /// The fixed block size.
+        block_size: u64,
+        /// The number of blocks.
+        slots: u64,
+    },
+    /// The unstructured heap of a replay (overflow and large requests).
+    PoolHeap,
+}
+
+impl BinKind {
+    /// A short name: `main-heap`, `arena`, `mmap`, `pool`, `heap`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BinKind::MainHeap => "main-heap",
+            BinKind::ThreadArena => "arena",
+            BinKind::Mmap => "mmap",
+            BinKind::PoolBin { .. } => "pool",
+            BinKind::PoolHeap => "heap",
+        }
+    }
+}
+
+/// A bin: an address region whose blocks are drawn and measured together.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bin {
+    /// Its id.
+    pub id: BinId,
+    /// What it is.
+    pub kind: BinKind,
+    /// A readable name, e.g. `main heap`, `arena 0x7f3c00000000 (thread 2)`, `bin 3 (64 B × 512)`.
+    pub name: String,
+    /// The process whose address space it is in (`None` for replay bins).
+    pub process: Option<ProcessId>,
+    /// Lowest address of the region.
+    pub start: u64,
+    /// One past its highest address.
+    pub end: u64,
+    /// Where the region starts on the compact address axis.
+    pub axis_start: u64,
+    /// Blocks in the bin.
+    pub blocks: u64,
+}
+
+impl Bin {
+    /// The region's size in bytes: the capacity its occupancy is measured against.
+    pub fn capacity(&self) -> u64 {
+        self.end - self.start
+    }
+
+    /// The bin's range on the compact address axis.
+    pub fn axis_range(&self) -> (u64, u64) {
+        (self.axis_start, self.axis_start + self.capacity())
+    }
+}
+
+/// Odd input the builder repaired.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Diagnostics {
+    /// Frees (and reallocs) of addresses that were not live: ignored.
+    pub unknown_frees: u64,
+    /// Allocations at an address that was still live: the old block ended there.
+    pub reused_live_addresses: u64,
+    /// Events naming a thread the builder was not given: ignored.
+    pub unknown_threads: u64,
+}
+
+impl Diagnostics {
+    /// One sentence per kind of repair.
+    pub fn messages(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.unknown_frees > 0 {
+            out.push(format!(
+                "{} frees of addresses that were not allocated in the trace were ignored",
+                self.unknown_frees
+            ));
+        }
+        if self.reused_live_addresses > 0 {
+            out.push(format!(
+                "{} allocations returned an address that was still live; the older block was ended there",
+                self.reused_live_addresses
+            ));
+        }
+        if self.unknown_threads > 0 {
+            out.push(format!(
+                "{} events of unknown threads were ignored",
+                self.unknown_threads
+            ));
+        }
+        out
+    }
+}
+
+/// The allocation map's model. Build it with [`crate::AllocModelBuilder`] or get one
+/// from [`crate::replay`].
+pub struct AllocModel {
+    pub(crate) blocks: Vec<Block>,
+    pub(crate) latency: Option<Vec<Latency>>,
+    pub(crate) threads: Vec<ThreadInfo>,
+    pub(crate) processes: Vec<ProcessInfo>,
+    pub(crate) sites: Vec<SiteInfo>,
+    pub(crate) diagnostics: Diagnostics,
+    pub(crate) run: TimeRange,
+    pub(crate) bins: Vec<Bin>,
+    pub(crate) block_bin: Vec<BinId>,
+    pub(crate) axis: AddressAxis,
+    pub(crate) index: TimeAddrIndex,
+    pub(crate) attributes: [OnceLock<Attributes>; ColorBy::COUNT],
+}
+
+impl std::fmt::Debug for AllocModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AllocModel")
+            .field("blocks", &self.blocks.len())
+            .field("bins", &self.bins.len())
+            .field("run", &self.run)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AllocModel {
+    pub(crate) fn from_real_run(
+        mut blocks: Vec<Block>,
+        mut latency: Option<Vec<Latency>>,
+        threads: Vec<ThreadInfo>,
+        processes: Vec<ProcessInfo>,
+        sites: Vec<SiteInfo>,
+        diagnostics: Diagnostics,
+        run: (u64, u64),
+    ) -> AllocModel {
+        let mut order: Vec<u32> = (0..blocks.len() as u32).collect();
+        order.sort_by_key(|&i| {
+            let b = &blocks[i as usize];
+            (b.t_alloc, b.addr)
+        });
+        blocks = order.iter().map(|&i| blocks[i as usize]).collect();
+        if let Some(l) = latency.as_mut() {
+            *l = order.iter().map(|&i| l[i as usize]).collect();
+        }
+        let process_of: Vec<ProcessId> = blocks
+            .iter()
+            .map(|b| threads[b.thread.index()].process)
+            .collect();
+        let found = regions::detect(&blocks, &process_of, &threads, &processes);
+        for (b, &mmapped) in blocks.iter_mut().zip(&found.mmapped) {
+            b.reserved = glibc_usable_size(b.requested, mmapped);
+        }
+        let mut bins = found.bins;
+        regions::fit_extents(&mut bins, &blocks, &found.block_bin);
+        AllocModel::assemble(
+            blocks,
+            latency,
+            threads,
+            processes,
+            sites,
+            diagnostics,
+            run,
+            bins,
+            found.block_bin,
+        )
+    }
+
+    /// Builds the axis and the index over blocks whose bins are decided.
+    pub(crate) fn assemble(
+        blocks: Vec<Block>,
+        latency: Option<Vec<Latency>>,
+        threads: Vec<ThreadInfo>,
+        processes: Vec<ProcessInfo>,
+        sites: Vec<SiteInfo>,
+        diagnostics: Diagnostics,
+        run: (u64, u64),
+        mut bins: Vec<Bin>,
+        block_bin: Vec<BinId>,
+    ) -> AllocModel {
+        let axis = AddressAxis::stack(&mut bins);
+        let index = TimeAddrIndex::build(&blocks, &block_bin, &bins, run);
+        AllocModel {
+            blocks,
+            latency,
+            threads,
+            processes,
+            sites,
+            diagnostics,
+            run: TimeRange {
+                start_ns: run.0,
+                end_ns: run.1,
+            },
+            bins,
+            block_bin,
+            axis,
+            index,
+            attributes: Default::default(),
+        }
+    }
+
+    /// Every block, sorted by allocation time (then address); [`BlockId`]s index it.
+    pub fn blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+
+    /// One block.
+    pub fn block(&self, id: BlockId) -> &Block {
+        &self.blocks[id.index()]
+    }
+
+    /// The bin of a block.
+    pub fn bin_of(&self, id: BlockId) -> BinId {
+        self.block_bin[id.index()]
+    }
+
+    /// Where a block starts on the compact address axis.
+    pub fn axis_position(&self, id: BlockId) -> u64 {
+        let bin = &self.bins[self.bin_of(id).index()];
+        bin.axis_start + (self.blocks[id.index()].addr - bin.start)
+    }
+
+    /// The run: from the first event to the end of the last trace.
+    pub fn run(&self) -> TimeRange {
+        self.run
+    }
+
+    /// The bins: per process, by address.
+    pub fn bins(&self) -> &[Bin] {
+        &self.bins
+    }
+
+    /// The compact address axis that stacks the bins.
+    pub fn axis(&self) -> &AddressAxis {
+        &self.axis
+    }
+
+    /// The threads.
+    pub fn threads(&self) -> &[ThreadInfo] {
+        &self.threads
+    }
+
+    /// The processes.
+    pub fn processes(&self) -> &[ProcessInfo] {
+        &self.processes
+    }
+
+    /// The sites; [`SiteId::UNKNOWN`] is first.
+    pub fn sites(&self) -> &[SiteInfo] {
+        &self.sites
+    }
+
+    /// The process of a thread.
+    pub fn process_of(&self, thread: ThreadId) -> ProcessId {
+        self.threads[thread.index()].process
+    }
+
+    /// What the builder repaired.
+    pub fn diagnostics(&self) -> &Diagnostics {
+        &self.diagnostics
+    }
+
+    /// True when the trace recorded allocator latencies (`memlens record --latency`).
+    pub fn has_latency(&self) -> bool {
+        self.latency.is_some()
+    }
+
+    /// A block's allocator latency, when recorded.
+    pub fn latency(&self, id: BlockId) -> Option<Latency> {
+        self.latency.as_ref().map(|l| l[id.index()])
+    }
+
+    /// The brushing details of a block.
+    pub fn info(&self, id: BlockId) -> BlockInfo {
+        let b = &self.blocks[id.index()];
+        let thread = &self.threads[b.thread.index()];
+        let process = &self.processes[thread.process.index()];
+        BlockInfo {
+            id,
+            bin: self.bin_of(id),
+            t_alloc: b.t_alloc,
+            t_free: b.freed.then_some(b.t_free),
+            addr: b.addr,
+            requested: b.requested,
+            reserved: b.reserved,
+            waste: b.waste(),
+            lifetime: b.lifetime(),
+            thread: b.thread,
+            tid: thread.tid,
+            thread_name: thread.name.clone(),
+            process: thread.process,
+            pid: process.pid,
+            site: b.site,
+            site_label: self
+                .sites
+                .get(b.site.index())
+                .map(|s| s.label.clone())
+                .unwrap_or_default(),
+            from_realloc: b.from_realloc,
+            latency: self.latency(id),
+        }
+    }
+
+    /// The block drawn at time `t_ns` and compact axis position `y` (what lies under
+    /// the mouse), if any. Uses the index: O(log N + blocks near the point).
+    pub fn block_at(&self, t_ns: u64, y: u64) -> Option<BlockInfo> {
+        let mut found = None;
+        self.index.query(
+            t_ns,
+            t_ns.saturating_add(1),
+            y,
+            y.saturating_add(1),
+            |rec| {
+                if found.is_none() && rec.t0 <= t_ns && t_ns < rec.t1.max(rec.t0 + 1) {
+                    found = Some(BlockId(rec.id));
+                }
+            },
+        );
+        found.map(|id| self.info(id))
+    }
+
+    /// The bin with this id.
+    pub fn bin(&self, id: BinId) -> Option<&Bin> {
+        self.bins.get(id.index())
+    }
+
+    /// A site's label (empty when unknown).
+    pub fn site_label(&self, site: SiteId) -> &str {
+        self.sites
+            .get(site.index())
+            .map_or("", |s| s.label.as_str())
+    }
+}

@@ -1,0 +1,267 @@
+// End-to-end tests of the cache lens in headless Chromium: `memlens cache view` on the
+// built-in kernels — pick matmul standard and blocked, play, pause, step; compare the
+// glyphs drawn per ring with the engine's occupancy at that reference; watch a known
+// miss flash red on its way into L1; turn time-lapse on and see pathlines; change L1's
+// size and see the statistics change; then measure frame times with more than 10 000
+// glyphs (printed, not asserted). `memlens view` of a reference trace shows the lens
+// on the trace's own references. Screenshots go to e2e/artifacts/cache-*.png.
+
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ARTIFACTS = join(HERE, "artifacts");
+const MEMLENS = resolve(process.env.MEMLENS_BIN ?? join(HERE, "../../target/release/memlens"));
+const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"];
+
+let work;
+let browser;
+const servers = [];
+
+/** Starts a memlens command that serves the viewer and returns its URL. */
+async function serve(args) {
+  const server = spawn(MEMLENS, args, { stdio: ["ignore", "pipe", "pipe"] });
+  servers.push(server);
+  return new Promise((done, fail) => {
+    let out = "";
+    const timer = setTimeout(() => fail(new Error(`${args.join(" ")} printed no URL: ${out}`)), 30_000);
+    server.stdout.on("data", (chunk) => {
+      out += chunk;
+      const match = out.match(/http:\/\/127\.0\.0\.1:\d+\/[a-z2-7]+\//);
+      if (match) {
+        clearTimeout(timer);
+        done(match[0]);
+      }
+    });
+    server.on("exit", (code) => fail(new Error(`memlens exited with ${code}: ${out}`)));
+  });
+}
+
+before(async () => {
+  assert.ok(existsSync(MEMLENS), `${MEMLENS} is missing: run \`cargo build --release\` first or set MEMLENS_BIN`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  work = mkdtempSync(join(tmpdir(), "memlens-cache-e2e-"));
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+});
+
+after(async () => {
+  await browser?.close();
+  for (const s of servers) s.kill("SIGINT");
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+async function open(url) {
+  const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  page.errors = errors;
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="1"]');
+  await idle(page);
+  return page;
+}
+
+/** Waits until the lens has loaded what it asked for. */
+async function idle(page) {
+  await page.waitForSelector('[data-testid="cache-lens"][data-busy="0"]', { timeout: 30_000 });
+}
+
+const snapshot = (page) => page.evaluate(() => window.__memlensCache.snapshot());
+
+/** Waits until the current step's motion is over and one more frame was drawn. */
+async function rest(page) {
+  await page.waitForFunction(() => !window.__memlensCache.snapshot().animating);
+  await page.waitForTimeout(120);
+}
+
+/** The engine's lines per level before reference `at`, for the page's session. */
+function occupancy(page, at) {
+  return page.evaluate(async (at) => {
+    const p = window.__memlensCache.snapshot().params;
+    const q = new URLSearchParams({ source: p.source, levels: p.levels, inclusion: p.inclusion, at: String(at) });
+    if (p.n !== null) q.set("n", String(p.n));
+    const doc = await (await fetch(`api/cache/occupancy?${q}`)).json();
+    return doc.levels.map((l) => l.lines);
+  }, at);
+}
+
+async function pick(page, source) {
+  await page.selectOption('[data-testid="cache-source"]', source);
+  await page.waitForSelector(`[data-testid="cache-lens"][data-source="${source}"][data-busy="0"]`);
+}
+
+async function jump(page, at) {
+  await page.$eval('[data-testid="cache-scrub"]', (el, at) => {
+    el.value = String(at);
+    el.dispatchEvent(new Event("input"));
+  }, at);
+  await page.waitForSelector(`[data-testid="cache-lens"][data-position="${at}"][data-busy="0"]`);
+  await page.waitForSelector(`[data-testid="cache-stats"][data-at="${at}"]`);
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: join(ARTIFACTS, `cache-${name}.png`), fullPage: true });
+}
+
+async function glyphsMatchEngine(page, what) {
+  await rest(page);
+  const s = await snapshot(page);
+  const engine = await occupancy(page, s.position);
+  assert.deepEqual(s.perRing.slice(0, s.levels.length), engine, `${what}: glyphs per ring at reference ${s.position}`);
+  assert.deepEqual(s.occupancy, engine, `${what}: the page's model at reference ${s.position}`);
+  return s;
+}
+
+test("matmul standard and blocked: play, pause, step, and glyphs per ring match the engine", async () => {
+  const page = await open(await serve(["cache", "view", "--no-open"]));
+  assert.equal((await snapshot(page)).params.source, "matmul-standard");
+  assert.deepEqual(await page.$$eval('[data-testid="lens-tabs"] button', (b) => b.map((x) => x.dataset.lens)), ["cache"]);
+  for (const source of ["matmul-blocked", "matmul-standard"]) {
+    await pick(page, source);
+    await page.selectOption('[data-testid="cache-speed"]', "60");
+    await page.click('[data-testid="cache-play"]');
+    await page.waitForFunction(() => window.__memlensCache.snapshot().position > 40);
+    await page.click('[data-testid="cache-play"]');
+    const paused = await snapshot(page);
+    assert.equal(paused.playing, false);
+    await page.waitForTimeout(300);
+    assert.equal((await snapshot(page)).position, paused.position, `${source}: paused means still`);
+    await glyphsMatchEngine(page, `${source} after play`);
+    await page.click('[data-testid="cache-step"]');
+    await page.waitForFunction((p) => window.__memlensCache.snapshot().position === p + 1, paused.position);
+    const label = await page.textContent('[data-testid="cache-label"]');
+    assert.match(label, /C\[i\]\[j\]/, "the source line of the current reference is shown");
+    await glyphsMatchEngine(page, `${source} after a step`);
+    await jump(page, 3000);
+    await glyphsMatchEngine(page, `${source} after a jump`);
+    await shot(page, source);
+  }
+  // Blocking cuts L1 misses: the statistics at the same reference say so.
+  const misses = {};
+  for (const source of ["matmul-standard", "matmul-blocked"]) {
+    await pick(page, source);
+    await jump(page, 5000);
+    misses[source] = Number(await page.$eval('[data-testid="cache-stats"]', (el) => el.dataset.l1Misses));
+  }
+  assert.ok(misses["matmul-blocked"] < misses["matmul-standard"], JSON.stringify(misses));
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test("a known miss flashes its glyph red and moves it into L1", async () => {
+  const page = await open(await serve(["cache", "view", "--no-open", "--kernel", "matmul", "--variant", "standard"]));
+  // Reference 0 finds every level cold: it misses, and its line comes in from memory.
+  await page.click('[data-testid="cache-step"]');
+  const seen = await page.waitForFunction(() => {
+    const hook = window.__memlensCache;
+    const line = hook.lastMissLine();
+    if (line === null) return null;
+    const g = hook.glyph(0, line);
+    if (!g || g.t <= 0.02 || g.t >= 0.5) return null;
+    return { line, ...g, pixel: hook.pixel(g.x, g.y) };
+  });
+  const miss = await seen.jsonValue();
+  assert.equal(miss.flashing, true);
+  const [r, g, b] = miss.pixel;
+  assert.ok(r > 150 && r > g + 60 && r > b + 60, `the glyph is red while it flies in: rgb(${r},${g},${b})`);
+  assert.equal((await page.textContent('[data-testid="cache-current"]')).includes("from memory"), true);
+  await shot(page, "flash");
+  await rest(page);
+  const landed = await page.evaluate((line) => window.__memlensCache.glyph(0, line), miss.line);
+  assert.ok(landed, "the missed line is in L1 afterwards");
+  assert.equal(landed.flashing, true, "until the next step it is the step's flashing glyph");
+  const [r2, g2, b2] = await page.evaluate(({ x, y }) => window.__memlensCache.pixel(x, y), landed);
+  assert.ok(!(r2 > 200 && g2 < 60 && b2 < 60), `the flash fades: rgb(${r2},${g2},${b2})`);
+  const s = await glyphsMatchEngine(page, "after the miss");
+  assert.equal(s.perRing[0], 1);
+  await page.close();
+});
+
+test("time-lapse draws pathlines, and a bigger L1 changes the statistics", async () => {
+  const page = await open(await serve(["cache", "view", "--no-open"]));
+  await page.selectOption('[data-testid="cache-factor"]', "8");
+  assert.equal((await snapshot(page)).tail, 16, "time-lapse turns a tail on");
+  await page.selectOption('[data-testid="cache-speed"]', "10");
+  await page.click('[data-testid="cache-play"]');
+  await page.waitForFunction(() => window.__memlensCache.snapshot().trails > 20, null, { timeout: 10_000 });
+  const s = await snapshot(page);
+  assert.ok(s.position >= 16 && s.position % 8 === 0, `8 references per step: at ${s.position}`);
+  await shot(page, "timelapse");
+  await page.click('[data-testid="cache-play"]');
+  await glyphsMatchEngine(page, "after time-lapse");
+  await page.$eval('[data-testid="cache-tail"]', (el) => {
+    el.value = "0";
+    el.dispatchEvent(new Event("input"));
+  });
+  await page.waitForFunction(() => window.__memlensCache.snapshot().trails === 0);
+
+  await jump(page, 4000);
+  const before = Number(await page.$eval('[data-testid="cache-stats"]', (el) => el.dataset.l1Misses));
+  await page.fill('[data-testid="cache-editor"] tr[data-level="0"] input[data-field="size"]', "4K");
+  await page.click('[data-testid="cache-apply"]');
+  await page.waitForSelector('[data-testid="cache-lens"][data-levels^="L1:4096:2:64"][data-busy="0"]');
+  await jump(page, 4000);
+  const afterwards = Number(await page.$eval('[data-testid="cache-stats"]', (el) => el.dataset.l1Misses));
+  assert.ok(afterwards < before, `a 4 KiB L1 misses less than a 1 KiB one at reference 4000: ${afterwards} vs ${before}`);
+  await glyphsMatchEngine(page, "with a 4 KiB L1");
+  await shot(page, "l1-4k");
+  // A hierarchy the lens cannot draw is refused with a sentence.
+  await page.fill('[data-testid="cache-editor"] tr[data-level="0"] input[data-field="ways"]', "3");
+  await page.click('[data-testid="cache-apply"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="cache-editor-error"]').textContent.includes("L1"));
+  // The refused request is the only error the browser logged.
+  assert.deepEqual(page.errors.filter((e) => !e.includes("status of 400")), []);
+  await page.close();
+});
+
+test("frame times with more than 10 000 glyphs", async () => {
+  const page = await open(await serve(["cache", "view", "--no-open", "--kernel", "array-init", "--n", "200000",
+    "--level", "L1:32K:8:64", "--level", "L2:256K:8:64", "--level", "L3:1M:16:64"]));
+  await jump(page, 190_000);
+  await page.selectOption('[data-testid="cache-factor"]', "16");
+  await page.selectOption('[data-testid="cache-speed"]', "60");
+  await page.evaluate(() => window.__memlensCache.resetFrames());
+  await page.click('[data-testid="cache-play"]');
+  await page.waitForTimeout(4000);
+  await page.click('[data-testid="cache-play"]');
+  const frames = await page.evaluate(() => window.__memlensCache.frames());
+  const glyphs = Number(await page.$eval('[data-testid="cache-lens"]', (el) => el.dataset.glyphs));
+  const s = await snapshot(page);
+  console.log(
+    `cache lens frames with ${glyphs} glyphs (${s.perRing.join(" + ")}): ${frames.count} frames, ` +
+      `draw p50 ${frames.drawP50.toFixed(2)} ms p95 ${frames.drawP95.toFixed(2)} ms, ` +
+      `frame interval p50 ${frames.intervalP50.toFixed(1)} ms p95 ${frames.intervalP95.toFixed(1)} ms`,
+  );
+  assert.ok(glyphs >= 10_000, `${glyphs} glyphs`);
+  assert.ok(frames.count > 20, "the page reports its frame times");
+  assert.ok(s.position > 190_000, "it played");
+  await shot(page, "10k-glyphs");
+  await glyphsMatchEngine(page, "big hierarchy");
+  await page.close();
+});
+
+test("memlens view shows a reference trace's own references in the cache lens", async () => {
+  const trace = join(work, "blocked.mlens");
+  execFileSync(MEMLENS, ["cache", "kernel", "matmul", "--variant", "blocked", "--n", "16", "--block", "4", "-o", trace], { stdio: "pipe" });
+  const page = await open(await serve(["view", trace, "--no-open"]));
+  const s = await snapshot(page);
+  assert.equal(s.params.source, "trace");
+  assert.equal(s.levels.join(","), "L1,L2");
+  const picker = await page.$$eval('[data-testid="cache-source"] option', (o) => o.map((x) => x.value));
+  assert.equal(picker[0], "trace");
+  assert.ok(picker.includes("matmul-standard"));
+  await page.click('[data-testid="cache-step"]');
+  await page.waitForFunction(() => window.__memlensCache.snapshot().position === 1);
+  assert.match(await page.textContent('[data-testid="cache-label"]'), /load C\[i\]\[j\]/);
+  await glyphsMatchEngine(page, "trace");
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});

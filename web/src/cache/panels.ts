@@ -1,0 +1,189 @@
+// The side panels of the cache lens: the region legend that is also the region
+// filter, the current reference (source line, address, which level served it), the
+// statistics per level and per region at the current position, and the hierarchy
+// editor (levels, sizes, ways, line size, policy, inclusion) that re-simulates.
+
+import { h, replaceChildren } from "../app/dom";
+import { regionColor } from "./colors";
+import type { Counts, LevelInfo, RegionInfo, StatsDoc } from "./types";
+
+export class Legend {
+  readonly el = h("div", { class: "cl-legend", "data-testid": "cache-legend" });
+
+  constructor(private readonly onChange: (hidden: Set<number>) => void) {}
+
+  set(regions: RegionInfo[]): void {
+    const hidden = new Set<number>();
+    const all = [...regions, { id: 0, name: "(other)", start: 0, len: 0 }];
+    replaceChildren(
+      this.el,
+      h("h3", {}, "Regions"),
+      ...all.map((r) => {
+        const box = h("input", { type: "checkbox", checked: true, "data-region": r.id });
+        box.addEventListener("change", () => {
+          if (box.checked) hidden.delete(r.id);
+          else hidden.add(r.id);
+          this.onChange(new Set(hidden));
+        });
+        return h(
+          "label",
+          { class: "cl-region" },
+          box,
+          h("span", { class: "cl-swatch", style: `background:${regionColor(r.id)}` }),
+          r.name,
+        );
+      }),
+    );
+  }
+}
+
+function percent(x: number): string {
+  return `${(x * 100).toFixed(1)}%`;
+}
+
+function countsRow(c: Counts): HTMLElement {
+  return h(
+    "tr",
+    {},
+    h("th", {}, c.name),
+    h("td", {}, c.accesses.toLocaleString("en-US")),
+    h("td", {}, c.hits.toLocaleString("en-US")),
+    h("td", { "data-stat": `misses-${c.name}` }, c.misses.toLocaleString("en-US")),
+    h("td", {}, c.accesses ? percent(c.miss_rate) : "–"),
+    h("td", {}, c.evictions.toLocaleString("en-US")),
+  );
+}
+
+export class StatsPanel {
+  readonly el = h("div", { class: "cl-stats", "data-testid": "cache-stats" });
+
+  set(doc: StatsDoc, regions: Map<number, string>): void {
+    const levelTable = h(
+      "table",
+      { class: "cl-table" },
+      h("thead", {}, h("tr", {}, h("th", {}, "level"), h("th", {}, "accesses"), h("th", {}, "hits"), h("th", {}, "misses"), h("th", {}, "miss rate"), h("th", {}, "evictions"))),
+      h("tbody", {}, ...doc.levels.map(countsRow)),
+    );
+    const regionTable = h(
+      "table",
+      { class: "cl-table" },
+      h(
+        "thead",
+        {},
+        h("tr", {}, h("th", {}, "region"), h("th", {}, "refs"), ...doc.levels.map((l) => h("th", {}, `${l.name} miss rate`))),
+      ),
+      h(
+        "tbody",
+        {},
+        ...doc.regions.map((r) =>
+          h(
+            "tr",
+            {},
+            h("th", {}, h("span", { class: "cl-swatch", style: `background:${regionColor(r.id)}` }), regions.get(r.id) ?? r.name),
+            h("td", {}, r.references.toLocaleString("en-US")),
+            ...r.levels.map((c) => h("td", {}, c.accesses ? percent(c.miss_rate) : "–")),
+          ),
+        ),
+      ),
+    );
+    replaceChildren(
+      this.el,
+      h("h3", {}, `Statistics after ${doc.at.toLocaleString("en-US")} references`),
+      levelTable,
+      h("h3", {}, "Per region"),
+      regionTable,
+    );
+    this.el.dataset.at = String(doc.at);
+    this.el.dataset.l1Misses = String(doc.levels[0]?.misses ?? 0);
+  }
+}
+
+const POLICIES = ["lru", "fifo", "plru", "random"];
+
+export interface HierarchyChoice {
+  levels: string;
+  inclusion: string;
+}
+
+/** Sizes as the server's parser reads them, shown compactly. */
+export function sizeText(bytes: number): string {
+  if (bytes >= 1 << 20 && bytes % (1 << 20) === 0) return `${bytes / (1 << 20)}M`;
+  if (bytes >= 1024 && bytes % 1024 === 0) return `${bytes / 1024}K`;
+  return String(bytes);
+}
+
+/** The `levels` parameter for a list of levels. */
+export function levelsParam(levels: { name: string; size: string; ways: string; line: string; policy: string }[]): string {
+  return levels.map((l) => `${l.name.trim()}:${l.size.trim()}:${l.ways.trim()}:${l.line.trim()}:${l.policy}`).join(",");
+}
+
+export class HierarchyEditor {
+  readonly el = h("div", { class: "cl-editor", "data-testid": "cache-editor" });
+  private rows: { name: HTMLInputElement; size: HTMLInputElement; ways: HTMLInputElement; line: HTMLInputElement; policy: HTMLSelectElement }[] = [];
+  private inclusion = h("select", { "data-testid": "cache-inclusion" });
+  private readonly message = h("p", { class: "cl-error", "data-testid": "cache-editor-error" });
+
+  constructor(private readonly onApply: (choice: HierarchyChoice) => void) {
+    for (const mode of ["non-inclusive", "inclusive", "exclusive"]) this.inclusion.append(h("option", { value: mode }, mode));
+  }
+
+  set(levels: LevelInfo[], inclusion: string): void {
+    this.rows = [];
+    const body = h("tbody", {});
+    const addRow = (l: { name: string; size: number; ways: number; line_size: number; policy: string }) => {
+      const policy = h("select", { "data-field": "policy" });
+      for (const p of POLICIES) policy.append(h("option", { value: p }, p));
+      policy.value = POLICIES.includes(l.policy.split("=")[0]) ? l.policy.split("=")[0] : "lru";
+      const row = {
+        name: h("input", { value: l.name, size: 3, "data-field": "name" }),
+        size: h("input", { value: sizeText(l.size), size: 5, "data-field": "size" }),
+        ways: h("input", { value: String(l.ways), size: 2, "data-field": "ways" }),
+        line: h("input", { value: String(l.line_size), size: 3, "data-field": "line" }),
+        policy,
+      };
+      this.rows.push(row);
+      const remove = h("button", { class: "btn tiny", title: "Remove this level" }, "×");
+      const tr = h("tr", { "data-level": this.rows.length - 1 }, h("td", {}, row.name), h("td", {}, row.size), h("td", {}, row.ways), h("td", {}, row.line), h("td", {}, row.policy), h("td", {}, remove));
+      remove.addEventListener("click", () => {
+        if (this.rows.length <= 1) return;
+        this.rows.splice(this.rows.indexOf(row), 1);
+        tr.remove();
+      });
+      body.append(tr);
+    };
+    levels.forEach(addRow);
+    this.inclusion.value = inclusion;
+    const add = h("button", { class: "btn tiny", "data-testid": "cache-add-level" }, "+ level");
+    add.addEventListener("click", () => {
+      const last = this.rows[this.rows.length - 1];
+      addRow({ name: `L${this.rows.length + 1}`, size: 4 * parseSize(last?.size.value ?? "4K"), ways: 8, line_size: Number(last?.line.value ?? 64), policy: "lru" });
+    });
+    const apply = h("button", { class: "btn", "data-testid": "cache-apply" }, "Re-simulate");
+    apply.addEventListener("click", () => {
+      this.message.textContent = "";
+      this.onApply({
+        levels: levelsParam(this.rows.map((r) => ({ name: r.name.value, size: r.size.value, ways: r.ways.value, line: r.line.value, policy: r.policy.value }))),
+        inclusion: this.inclusion.value,
+      });
+    });
+    replaceChildren(
+      this.el,
+      h("h3", {}, "Hierarchy"),
+      h("table", { class: "cl-table cl-levels" }, h("thead", {}, h("tr", {}, h("th", {}, "name"), h("th", {}, "size"), h("th", {}, "ways"), h("th", {}, "line"), h("th", {}, "policy"), h("th", {}))), body),
+      h("div", { class: "cl-editor-foot" }, add, h("label", {}, "inclusion ", this.inclusion), apply),
+      this.message,
+    );
+  }
+
+  error(message: string): void {
+    this.message.textContent = message;
+  }
+}
+
+/** Reads `32K`, `1M` or plain bytes. */
+export function parseSize(text: string): number {
+  const m = /^\s*(\d+)\s*([kKmM]?)/.exec(text);
+  if (!m) return 0;
+  const n = Number(m[1]);
+  return m[2].toLowerCase() === "k" ? n * 1024 : m[2].toLowerCase() === "m" ? n * 1024 * 1024 : n;
+}

@@ -12,13 +12,20 @@ export async function startShell(app: HTMLElement, source: DataSource, meta: Met
   const lenses = lensesFor(meta);
   const tabs = h("nav", { class: "lens-tabs", role: "tablist", "data-testid": "lens-tabs" });
   const panels = h("main", { class: "lens-panels" });
+  // The run's allocation facts; a trace of memory references only (or the built-in
+  // cache kernels) has none, and zeros there would read as measurements.
+  const hasAllocations = meta.stats.allocations > 0;
   const facts = h(
     "div",
-    { class: "run-facts" },
-    fact("Run", formatDuration(meta.run.end_ns - meta.run.start_ns)),
-    fact("Peak", formatBytes(meta.stats.peak_bytes)),
-    fact("Allocations", meta.stats.allocations.toLocaleString("en-US")),
-    fact("Never freed", formatBytes(meta.stats.live_at_exit_bytes)),
+    { class: "run-facts", "data-testid": "run-facts" },
+    ...(hasAllocations
+      ? [
+          fact("Run", formatDuration(meta.run.end_ns - meta.run.start_ns)),
+          fact("Peak", formatBytes(meta.stats.peak_bytes)),
+          fact("Allocations", meta.stats.allocations.toLocaleString("en-US")),
+          fact("Never freed", formatBytes(meta.stats.live_at_exit_bytes)),
+        ]
+      : []),
   );
   const program = h("div", { class: "program", title: meta.program }, meta.program || meta.trace);
   const badge = source.kind === "report" ? h("span", { class: "badge", "data-testid": "report-badge" }, "report") : null;

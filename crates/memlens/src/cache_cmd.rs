@@ -35,6 +35,10 @@ pub enum CacheCommand {
     Kernel(KernelArgs),
     /// Run a cache hierarchy over a reference trace and print its statistics.
     Simulate(SimulateArgs),
+    /// Run a program under Valgrind and write every memory reference it makes.
+    Record(crate::cache_record::RecordArgs),
+    /// Open the cache lens in the viewer on the built-in kernels (no trace needed).
+    View(crate::cache_view_cmd::CacheViewArgs),
 }
 
 /// Trace formats the cache lens reads and writes.
@@ -139,6 +143,8 @@ pub fn run(cmd: CacheCommand) -> Result<i32> {
     let outcome = match cmd {
         CacheCommand::Kernel(args) => kernel(&args),
         CacheCommand::Simulate(args) => simulate(&args),
+        CacheCommand::Record(args) => return crate::cache_record::run(args),
+        CacheCommand::View(args) => return crate::cache_view_cmd::run(args),
     };
     Ok(match outcome {
         Ok(()) => 0,

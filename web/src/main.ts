@@ -3,6 +3,8 @@
 
 import "./styles.css";
 import "./heap/index";
+import "./alloc/index";
+import "./cache/index";
 import { startShell } from "./app/shell";
 import { pickSource } from "./data/source";
 

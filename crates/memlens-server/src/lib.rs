@@ -23,7 +23,9 @@
 //! [`Engine::report_document`] + [`report_html`] (`memlens report`).
 #![deny(missing_docs)]
 
+pub mod alloc;
 pub mod assets;
+pub mod cache;
 mod drill;
 mod engine;
 mod error;
@@ -38,6 +40,8 @@ pub mod server;
 mod snapshots;
 mod worker;
 
+pub use alloc::AllocLens;
+pub use cache::{CacheLens, ReferenceSource};
 pub use engine::{Engine, EngineOptions};
 pub use error::{ApiError, ServeError};
 pub use lens_api::{ApiBody, LensApi};

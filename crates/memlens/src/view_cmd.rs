@@ -6,10 +6,13 @@ use std::io::Write;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 
 use anyhow::Result;
 use memlens_heap::HeapModel;
-use memlens_server::{EngineOptions, RunInfo, ServeError, Viewer, ViewerConfig};
+use memlens_server::{
+    AllocLens, CacheLens, EngineOptions, LensApi, RunInfo, ServeError, Viewer, ViewerConfig,
+};
 
 use crate::UsageError;
 use crate::heap_model::{self, HeapTrace};
@@ -22,8 +25,12 @@ use crate::heap_model::{self, HeapTrace};
     Ctrl-C to stop."
 )]
 pub struct ViewArgs {
-    /// The trace to view.
+    /// The trace to view: allocations (heap lens), memory references (cache lens), or both.
     file: PathBuf,
+    /// More traces to show with FILE in the allocation map, e.g. the traces of its forked
+    /// children (coloured by process there; the heap lens shows FILE).
+    #[arg(value_name = "MORE")]
+    more: Vec<PathBuf>,
     /// The port to listen on; 0 picks a free one.
     #[arg(long, default_value_t = 0)]
     port: u16,
@@ -55,6 +62,13 @@ pub fn run(args: ViewArgs) -> Result<i32> {
     let trace = HeapTrace::build(crate::load::open(&args.file)?);
     let status = trace.finish();
     let info = run_info(&trace, &args.file);
+    let mut lenses: Vec<Arc<dyn LensApi>> = Vec::new();
+    if let Some(refs) = crate::cache_view_cmd::trace_source(&trace.loaded.trace, &args.file) {
+        lenses.push(Arc::new(CacheLens::new(Some(refs))));
+    }
+    if !trace.model.is_empty() || !args.more.is_empty() {
+        lenses.push(Arc::new(alloc_lens(&args.file, &args.more)?));
+    }
     // The model lives as long as the server, which is the rest of the process.
     let model: &'static HeapModel = Box::leak(Box::new(trace.model));
     if !args.host.is_loopback() {
@@ -73,7 +87,7 @@ pub fn run(args: ViewArgs) -> Result<i32> {
             other_lenses: Vec::new(),
         },
     };
-    let viewer = Viewer::bind(model, info, config, Vec::new())?;
+    let viewer = Viewer::bind(model, info, config, lenses)?;
     let url = viewer.url().to_owned();
     // One line on stdout (a script may read it and close the pipe); the rest on stderr.
     println!("memlens: viewing {} at {url}", args.file.display());
@@ -84,6 +98,18 @@ pub fn run(args: ViewArgs) -> Result<i32> {
     }
     viewer.run()?;
     Ok(status)
+}
+
+/// The allocation-map lens over FILE and MORE (read again into the allocation-map
+/// engine; damage in FILE was reported with the heap model already).
+fn alloc_lens(file: &Path, more: &[PathBuf]) -> Result<AllocLens> {
+    let mut paths = vec![file.to_path_buf()];
+    paths.extend(more.iter().cloned());
+    let traces = crate::alloc_model::load_traces(&paths)?;
+    for f in &traces.files[1..] {
+        crate::load::report_damage(f.trace.path(), &f.damage);
+    }
+    Ok(AllocLens::new(traces.model))
 }
 
 /// The snapshot points option must be usable.
@@ -120,7 +146,7 @@ pub(crate) fn run_info(trace: &HeapTrace, file: &Path) -> RunInfo {
 }
 
 /// Opens `url` in the desktop's browser when there is a desktop; otherwise says so.
-fn open_browser(url: &str) {
+pub(crate) fn open_browser(url: &str) {
     let has_display = ["DISPLAY", "WAYLAND_DISPLAY"]
         .iter()
         .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()));

@@ -1,0 +1,559 @@
+//! The allocation-map lens's server side (paper 001): a [`LensApi`] under `api/alloc/`
+//! that draws the map of a trace's blocks (time → x, compact address → y) as PNG tiles
+//! at any zoom, answers brushing questions and serves the occupancy bars and metric
+//! series. Every number and pixel comes from `memlens-alloc`; this module parses
+//! queries, picks the model, encodes PNG and JSON, and keeps recent answers.
+//!
+//! Routes (all take the model parameters of [`query`]: `pool=…` selects a pool replay):
+//!
+//! | route | answer |
+//! |---|---|
+//! | `meta` | bins, run, axis, processes, threads, top sites, colouring attributes, the replay's report (JSON, [`wire::MetaWire`]) |
+//! | `tile?zx&zy&x&y&size` or `tile?t0&t1&a0&a1&w&h` | the map of that window with `alpha`, `cushion`, `color`, `bins`, `smin`/`smax` (PNG) |
+//! | `block?t&y[&dt&dy]` | the block at time `t`, axis position `y` (the nearest within `±dt`, `±dy`: a pixel) (JSON) |
+//! | `bar?bin&t0&t1&w&h&style&profile&alpha` | the occupancy bar of a bin or of all (PNG, the paper's Figure 5) |
+//! | `bars?bins&t0&t1&w&bar_h&gap&style&profile&alpha` | every bin's bar stacked (PNG, Figure 6) |
+//! | `metrics?bin&samples&t0&t1` | occupancy, waste, fragmentation, event rate, latency over time (JSON) |
+
+pub mod images;
+pub mod query;
+pub mod wire;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use memlens_alloc::{
+    AllocModel, BarOptions, BinId, BinKind, BlockInfo, ColorBy, ReplayReport, SiteId,
+    categorical_color, metric_series, render, render_occupancy_bar, render_stacked_bars, replay,
+};
+
+use crate::error::ApiError;
+use crate::lens_api::{ApiBody, LensApi};
+use crate::protocol::{LensWire, to_json};
+
+use images::{ImageCache, encode_png};
+use query::PoolQuery;
+use wire::*;
+
+/// Bytes of recent answers kept.
+const CACHE_BUDGET: usize = 96 << 20;
+
+/// Replays kept (each is a whole model).
+const KEPT_REPLAYS: usize = 3;
+
+/// Sites listed in the meta document's legend.
+const LEGEND_SITES: usize = 16;
+
+/// Overflows listed in a replay's report.
+const LISTED_OVERFLOWS: usize = 200;
+
+/// A model the lens draws: the real run or a replay, with its legend counts.
+struct Drawn {
+    /// `real` or the pool's canonical spelling.
+    key: String,
+    model: Arc<AllocModel>,
+    report: Option<ReplayReport>,
+    pool_spec: Option<String>,
+    thread_blocks: Vec<u64>,
+    site_blocks: Vec<u64>,
+}
+
+impl Drawn {
+    fn new(
+        key: String,
+        model: Arc<AllocModel>,
+        report: Option<ReplayReport>,
+        pool_spec: Option<String>,
+    ) -> Drawn {
+        let mut thread_blocks = vec![0u64; model.threads().len()];
+        let mut site_blocks = vec![0u64; model.sites().len()];
+        for b in model.blocks() {
+            if let Some(n) = thread_blocks.get_mut(b.thread.index()) {
+                *n += 1;
+            }
+            if let Some(n) = site_blocks.get_mut(b.site.index()) {
+                *n += 1;
+            }
+        }
+        Drawn {
+            key,
+            model,
+            report,
+            pool_spec,
+            thread_blocks,
+            site_blocks,
+        }
+    }
+}
+
+/// The allocation-map lens over one model (one or more traces).
+pub struct AllocLens {
+    real: Arc<Drawn>,
+    replays: Mutex<Vec<Arc<Drawn>>>,
+    cache: ImageCache,
+}
+
+impl AllocLens {
+    /// A lens over `model`.
+    pub fn new(model: AllocModel) -> AllocLens {
+        AllocLens {
+            real: Arc::new(Drawn::new("real".to_owned(), Arc::new(model), None, None)),
+            replays: Mutex::new(Vec::new()),
+            cache: ImageCache::new(CACHE_BUDGET),
+        }
+    }
+
+    /// The real run's model.
+    pub fn model(&self) -> &AllocModel {
+        &self.real.model
+    }
+
+    /// Answers cached now (for tests of the cache).
+    pub fn cached_answers(&self) -> usize {
+        self.cache.len()
+    }
+
+    /// The model a query names: the real run, or a (cached) replay of `pool=…`.
+    fn drawn(&self, q: &HashMap<String, String>) -> Result<Arc<Drawn>, ApiError> {
+        let Some(PoolQuery { config, key }) = query::pool(q)? else {
+            return Ok(Arc::clone(&self.real));
+        };
+        let mut replays = self.replays.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(i) = replays.iter().position(|d| d.key == key) {
+            let found = replays.remove(i);
+            replays.push(Arc::clone(&found));
+            return Ok(found);
+        }
+        let (model, report) = replay(&self.real.model, &config)
+            .map_err(|e| ApiError::bad_request(format!("pool: {e}")))?;
+        let spec = query::text(q, "pool").unwrap_or_default().to_owned();
+        let made = Arc::new(Drawn::new(key, Arc::new(model), Some(report), Some(spec)));
+        if replays.len() >= KEPT_REPLAYS {
+            replays.remove(0);
+        }
+        replays.push(Arc::clone(&made));
+        Ok(made)
+    }
+
+    /// A cached image answer, or `draw`'s, encoded and kept.
+    fn cached_png(
+        &self,
+        route: &str,
+        drawn: &Drawn,
+        q: &HashMap<String, String>,
+        draw: impl FnOnce() -> Result<memlens_alloc::RgbaImage, ApiError>,
+    ) -> Result<ApiBody, ApiError> {
+        let key = cache_key(route, drawn, q);
+        if let Some(bytes) = self.cache.get(&key) {
+            return Ok(ApiBody::png(bytes.as_ref().clone()));
+        }
+        let bytes = Arc::new(encode_png(&draw()?));
+        self.cache.put(key, Arc::clone(&bytes));
+        Ok(ApiBody::png(Arc::unwrap_or_clone(bytes)))
+    }
+
+    fn meta(drawn: &Drawn) -> MetaWire {
+        let model = &drawn.model;
+        let run = model.run();
+        let bins = model
+            .bins()
+            .iter()
+            .map(|b| {
+                let (axis_start, axis_end) = b.axis_range();
+                let (block_size, slots) = match b.kind {
+                    BinKind::PoolBin { block_size, slots } => (Some(block_size), Some(slots)),
+                    _ => (None, None),
+                };
+                BinWire {
+                    id: b.id.0,
+                    kind: b.kind.name(),
+                    name: b.name.clone(),
+                    pid: b.process.map(|p| model.processes()[p.index()].pid),
+                    start_hex: format!("{:#x}", b.start),
+                    end_hex: format!("{:#x}", b.end),
+                    axis_start,
+                    axis_end,
+                    capacity: b.capacity(),
+                    blocks: b.blocks,
+                    block_size,
+                    slots,
+                }
+            })
+            .collect();
+        let processes = model
+            .processes()
+            .iter()
+            .enumerate()
+            .map(|(i, p)| ProcessWire {
+                pid: p.pid,
+                ppid: p.ppid,
+                name: p.name.clone(),
+                color: hex_color(categorical_color(i as u32)),
+            })
+            .collect();
+        let threads = model
+            .threads()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| ThreadWire {
+                tid: t.tid,
+                name: t.name.clone(),
+                pid: model.processes()[t.process.index()].pid,
+                color: hex_color(categorical_color(i as u32)),
+                blocks: drawn.thread_blocks[i],
+            })
+            .collect();
+        let mut by_count: Vec<usize> = (0..drawn.site_blocks.len())
+            .filter(|&i| drawn.site_blocks[i] > 0)
+            .collect();
+        by_count.sort_by_key(|&i| (std::cmp::Reverse(drawn.site_blocks[i]), i));
+        let sites = by_count
+            .into_iter()
+            .take(LEGEND_SITES)
+            .map(|i| SiteWire {
+                label: model.site_label(SiteId(i as u32)).to_owned(),
+                color: hex_color(categorical_color(i as u32)),
+                blocks: drawn.site_blocks[i],
+            })
+            .collect();
+        let color_by = ColorBy::ALL
+            .iter()
+            .map(|&c| ColorByWire {
+                id: c.name(),
+                categorical: c.is_categorical(),
+                available: c != ColorBy::Latency || model.has_latency(),
+            })
+            .collect();
+        MetaWire {
+            pool: drawn.pool_spec.clone(),
+            blocks: model.blocks().len() as u64,
+            run: RangeWire {
+                start_ns: run.start_ns,
+                end_ns: run.end_ns.max(run.start_ns + 1),
+            },
+            axis_len: model.axis().len().max(1),
+            max_level: query::MAX_LEVEL,
+            has_latency: model.has_latency(),
+            bins,
+            processes,
+            threads,
+            sites,
+            site_count: model.sites().len() as u64,
+            color_by,
+            notes: model.diagnostics().messages(),
+            replay: drawn.report.as_ref().map(replay_wire),
+        }
+    }
+
+    fn block(drawn: &Drawn, q: &HashMap<String, String>) -> Result<BlockAnswerWire, ApiError> {
+        let model = &drawn.model;
+        let t = query::required(q, "t")?;
+        let y = query::required(q, "y")?;
+        let dt = query::number(q, "dt")?.unwrap_or(0);
+        let dy = query::number(q, "dy")?.unwrap_or(0);
+        let options = query::render_options(q, model)?;
+        let keep = |info: &BlockInfo| {
+            options.size.keeps(info.requested)
+                && (options.bins.is_empty() || options.bins.contains(&info.bin))
+        };
+        let found = block_near(model, t, y, dt, dy, keep);
+        Ok(BlockAnswerWire {
+            block: found.map(|info| block_wire(model, &info)),
+        })
+    }
+
+    fn metrics(drawn: &Drawn, q: &HashMap<String, String>) -> Result<MetricsWire, ApiError> {
+        let model = &drawn.model;
+        let bin = query::one_bin(q, model)?;
+        let samples = query::number(q, "samples")?.unwrap_or(400) as usize;
+        if samples == 0 || samples > query::MAX_SAMPLES {
+            return Err(ApiError::bad_request(format!(
+                "`samples={samples}` is out of range: ask for 1 to {} samples",
+                query::MAX_SAMPLES
+            )));
+        }
+        let window = query::time_window(q, model)?;
+        let series = metric_series(model, bin, samples, Some(window))
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        let p = &series.points;
+        let col =
+            |f: &dyn Fn(&memlens_alloc::MetricPoint) -> u64| p.iter().map(f).collect::<Vec<u64>>();
+        let colf =
+            |f: &dyn Fn(&memlens_alloc::MetricPoint) -> f64| p.iter().map(f).collect::<Vec<f64>>();
+        Ok(MetricsWire {
+            bin: series.bin.map(|b| b.0),
+            window: RangeWire {
+                start_ns: series.window.start_ns,
+                end_ns: series.window.end_ns,
+            },
+            interval_ns: series.interval_ns,
+            t_ns: col(&|m| m.t_ns),
+            occupancy: colf(&|m| m.occupancy),
+            live_blocks: col(&|m| m.live_blocks),
+            reserved_bytes: col(&|m| m.reserved_bytes),
+            capacity_bytes: col(&|m| m.capacity_bytes),
+            waste_bytes: col(&|m| m.waste_bytes),
+            waste_ratio: colf(&|m| m.waste_ratio),
+            fragmentation: colf(&|m| m.fragmentation),
+            free_bytes: col(&|m| m.free_bytes),
+            largest_free_bytes: col(&|m| m.largest_free_bytes),
+            free_runs: col(&|m| m.free_runs),
+            free_run_histogram: p.iter().map(|m| m.free_run_histogram.clone()).collect(),
+            event_rate: colf(&|m| m.event_rate_per_s),
+            alloc_latency_ns: model
+                .has_latency()
+                .then(|| p.iter().map(|m| m.alloc_latency_mean_ns).collect()),
+            free_latency_ns: model
+                .has_latency()
+                .then(|| p.iter().map(|m| m.free_latency_mean_ns).collect()),
+        })
+    }
+
+    fn bar_options(q: &HashMap<String, String>) -> Result<BarOptions, ApiError> {
+        Ok(BarOptions {
+            style: query::bar_style(q)?,
+            profile: query::cushion(q, "profile")?,
+            alpha: query::alpha(q)?,
+            ..BarOptions::default()
+        })
+    }
+}
+
+/// The canonical spelling of a request: its route, model and sorted parameters.
+fn cache_key(route: &str, drawn: &Drawn, q: &HashMap<String, String>) -> String {
+    let mut pairs: Vec<(&String, &String)> = q
+        .iter()
+        .filter(|(k, _)| !matches!(k.as_str(), "pool" | "overflow" | "heap"))
+        .collect();
+    pairs.sort();
+    let mut key = format!("{route}|{}", drawn.key);
+    for (k, v) in pairs {
+        key.push('|');
+        key.push_str(k);
+        key.push('=');
+        key.push_str(v.trim());
+    }
+    key
+}
+
+/// The block at (`t`, `y`), else the one nearest to it among points of the box
+/// `t ± dt`, `y ± dy` (a pixel at the view's zoom: a block thinner than a pixel still
+/// colours it, so brushing must find it), kept only if `keep` says so.
+pub fn block_near(
+    model: &AllocModel,
+    t: u64,
+    y: u64,
+    dt: u64,
+    dy: u64,
+    keep: impl Fn(&BlockInfo) -> bool,
+) -> Option<BlockInfo> {
+    const STEPS: i64 = 4;
+    let mut probes: Vec<(i64, i64)> = Vec::new();
+    for i in -STEPS..=STEPS {
+        for j in -STEPS..=STEPS {
+            probes.push((i, j));
+        }
+    }
+    probes.sort_by_key(|&(i, j)| (i * i + j * j, i, j));
+    let offset = |v: u64, d: u64, k: i64| -> u64 {
+        let step = (d as f64 * k as f64 / STEPS as f64).round() as i64;
+        if step < 0 {
+            v.saturating_sub(step.unsigned_abs())
+        } else {
+            v.saturating_add(step as u64)
+        }
+    };
+    let mut seen = Vec::new();
+    for (i, j) in probes {
+        if (i != 0 && dt == 0) || (j != 0 && dy == 0) {
+            continue;
+        }
+        let (pt, py) = (offset(t, dt, i), offset(y, dy, j));
+        if seen.contains(&(pt, py)) {
+            continue;
+        }
+        seen.push((pt, py));
+        if let Some(info) = model.block_at(pt, py)
+            && keep(&info)
+        {
+            return Some(info);
+        }
+    }
+    None
+}
+
+/// Splits a site label `function (file:line)` into its function and location.
+fn split_site(label: &str) -> (String, String) {
+    if let Some(open) = label.rfind(" (")
+        && label.ends_with(')')
+    {
+        return (
+            label[..open].to_owned(),
+            label[open + 2..label.len() - 1].to_owned(),
+        );
+    }
+    (label.to_owned(), String::new())
+}
+
+fn block_wire(model: &AllocModel, info: &BlockInfo) -> BlockWire {
+    let (function, location) = split_site(model.site_label(info.site));
+    let y0 = model.axis_position(info.id);
+    let block = model.block(info.id);
+    BlockWire {
+        id: info.id.0,
+        bin: info.bin.0,
+        bin_name: model
+            .bin(info.bin)
+            .map(|b| b.name.clone())
+            .unwrap_or_default(),
+        t_alloc: info.t_alloc,
+        t_free: info.t_free,
+        t_end: block.t_free,
+        addr_hex: format!("{:#x}", info.addr),
+        y0,
+        y1: y0 + info.reserved,
+        requested: info.requested,
+        reserved: info.reserved,
+        waste: info.waste,
+        lifetime_ns: info.lifetime,
+        tid: info.tid,
+        thread_name: info.thread_name.clone(),
+        pid: info.pid,
+        process_name: model.processes()[info.process.index()].name.clone(),
+        function,
+        location,
+        from_realloc: info.from_realloc,
+        alloc_latency_ns: info.latency.and_then(|l| l.alloc_ns),
+        free_latency_ns: info.latency.and_then(|l| l.free_ns),
+    }
+}
+
+fn replay_wire(r: &ReplayReport) -> ReplayWire {
+    ReplayWire {
+        requests: r.requests,
+        heap_served: r.heap_served,
+        too_large: r.too_large,
+        failed: r.failed,
+        heap_high_water_bytes: r.heap_high_water_bytes,
+        heap_waste_bytes: r.heap_waste_bytes,
+        bins: r
+            .bins
+            .iter()
+            .map(|b| ReplayBinWire {
+                block_size: b.block_size,
+                slots: b.slots,
+                served: b.served,
+                overflowed: b.overflowed,
+                high_water: b.high_water,
+                waste_bytes: b.waste_bytes,
+            })
+            .collect(),
+        overflow_count: r.overflows.len() as u64,
+        overflows: r
+            .overflows
+            .iter()
+            .take(LISTED_OVERFLOWS)
+            .map(|o| OverflowWire {
+                t_ns: o.t_ns,
+                size: o.size,
+                bin: o.bin,
+                failed: o.failed,
+            })
+            .collect(),
+    }
+}
+
+fn engine_error(e: memlens_alloc::AllocError) -> ApiError {
+    ApiError::bad_request(e.to_string())
+}
+
+impl LensApi for AllocLens {
+    fn descriptor(&self) -> LensWire {
+        LensWire {
+            id: "alloc",
+            title: "Allocation map",
+            question: "How does the allocator lay blocks out in address space over time?",
+        }
+    }
+
+    fn answer(&self, route: &str, q: &HashMap<String, String>) -> Result<ApiBody, ApiError> {
+        match route {
+            "meta" => Ok(ApiBody::json(to_json(&Self::meta(&*self.drawn(q)?)))),
+            "tile" => {
+                let drawn = self.drawn(q)?;
+                let model = &drawn.model;
+                let view = query::view(q, model)?;
+                let options = query::render_options(q, model)?;
+                self.cached_png(route, &drawn, q, || {
+                    render(model, &view, &options).map_err(engine_error)
+                })
+            }
+            "block" => {
+                let drawn = self.drawn(q)?;
+                Ok(ApiBody::json(to_json(&Self::block(&drawn, q)?)))
+            }
+            "bar" => {
+                let drawn = self.drawn(q)?;
+                let model = &drawn.model;
+                let bin = query::one_bin(q, model)?;
+                let time = query::time_window(q, model)?;
+                let (w, h) = (query::side(q, "w", 512)?, query::side(q, "h", 24)?);
+                let options = Self::bar_options(q)?;
+                self.cached_png(route, &drawn, q, || {
+                    render_occupancy_bar(model, bin, time, w, h, &options).map_err(engine_error)
+                })
+            }
+            "bars" => {
+                let drawn = self.drawn(q)?;
+                let model = &drawn.model;
+                let mut bins = query::bins(q, "bins", model)?;
+                if bins.is_empty() {
+                    bins = model.bins().iter().map(|b| b.id).collect::<Vec<BinId>>();
+                }
+                let time = query::time_window(q, model)?;
+                let w = query::side(q, "w", 512)?;
+                let bar_h = query::side(q, "bar_h", 16)?;
+                let gap = query::number(q, "gap")?.unwrap_or(2).min(64) as u32;
+                let options = Self::bar_options(q)?;
+                self.cached_png(route, &drawn, q, || {
+                    render_stacked_bars(model, &bins, time, w, bar_h, gap, &options)
+                        .map_err(engine_error)
+                })
+            }
+            "metrics" => {
+                let drawn = self.drawn(q)?;
+                let key = cache_key(route, &drawn, q);
+                if let Some(bytes) = self.cache.get(&key) {
+                    return Ok(ApiBody::json(String::from_utf8_lossy(&bytes).into_owned()));
+                }
+                let text = to_json(&Self::metrics(&drawn, q)?);
+                self.cache.put(key, Arc::new(text.clone().into_bytes()));
+                Ok(ApiBody::json(text))
+            }
+            other => Err(ApiError {
+                status: 404,
+                message: format!(
+                    "the allocation map has no route `{other}`: use meta, tile, block, bar, bars or metrics"
+                ),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn site_labels_split_into_function_and_location() {
+        assert_eq!(
+            split_site("make_list (alloc.c:42)"),
+            ("make_list".to_owned(), "alloc.c:42".to_owned())
+        );
+        assert_eq!(
+            split_site("operator new(unsigned long)"),
+            ("operator new(unsigned long)".to_owned(), String::new())
+        );
+        assert_eq!(split_site(""), (String::new(), String::new()));
+    }
+}

@@ -1,0 +1,355 @@
+// End-to-end tests of the allocation-map lens in real headless Chromium: record a
+// multithreaded C program (alloc_threads.c) with the release `memlens`, serve it with
+// `memlens view`, open the "Allocation map" tab, zoom into a region, brush a block and
+// read its details, switch colour-by, place two cushion cursors in the time-correlated
+// grid of bins and check the pixels they change, switch to the address-correlated
+// grid, replay through a pool allocator, and measure how long fresh tiles take.
+// Screenshots go to e2e/artifacts/alloc-*.png. MEMLENS_BIN names the memlens binary.
+
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ARTIFACTS = join(HERE, "artifacts");
+const MEMLENS = resolve(process.env.MEMLENS_BIN ?? join(HERE, "../../target/release/memlens"));
+const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+/** The functions of alloc_threads.c that allocate. */
+const SITES = ["build_list", "keep_buffer", "grow_array", "scratch", "make_table", "worker", "main"];
+
+let work;
+let server;
+let url;
+let browser;
+
+before(async () => {
+  assert.ok(existsSync(MEMLENS), `${MEMLENS} is missing: run \`cargo build --release\` first or set MEMLENS_BIN`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  work = mkdtempSync(join(tmpdir(), "memlens-alloc-e2e-"));
+  const program = join(work, "alloc_threads");
+  execFileSync("cc", ["-O1", "-g", "-fno-omit-frame-pointer", "-fno-optimize-sibling-calls", "-pthread", "-o", program, join(HERE, "alloc_threads.c")]);
+  const trace = join(work, "alloc_threads.mlens");
+  execFileSync(MEMLENS, ["record", "-o", trace, "--", program], { stdio: "pipe" });
+  server = spawn(MEMLENS, ["view", trace, "--no-open", "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+  url = await new Promise((done, fail) => {
+    let out = "";
+    const timer = setTimeout(() => fail(new Error(`memlens view printed no URL: ${out}`)), 30_000);
+    server.stdout.on("data", (chunk) => {
+      out += chunk;
+      const match = out.match(/http:\/\/127\.0\.0\.1:\d+\/[a-z2-7]+\//);
+      if (match) {
+        clearTimeout(timer);
+        done(match[0]);
+      }
+    });
+    server.on("exit", (code) => fail(new Error(`memlens view exited with ${code}: ${out}`)));
+  });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.kill("SIGINT");
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+/** A page on the allocation-map tab, once everything is drawn. */
+async function openAlloc() {
+  const page = await browser.newPage({ viewport: { width: 1500, height: 1100 } });
+  const errors = [];
+  page.on("pageerror", (e) => errors.push(e.message));
+  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  page.errors = errors;
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="1"]');
+  await page.click('[data-testid="lens-alloc"]');
+  await page.waitForSelector('[data-testid="alloc-lens"]');
+  await settle(page);
+  return page;
+}
+
+/** Waits until every view shows what the lens state asks for. */
+async function settle(page) {
+  await page.waitForFunction(() => document.querySelector('[data-testid="alloc-lens"]')?.dataset.busy === "0", null, { timeout: 30_000 });
+  await page.waitForTimeout(150);
+  await page.waitForFunction(() => document.querySelector('[data-testid="alloc-lens"]')?.dataset.busy === "0", null, { timeout: 30_000 });
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: join(ARTIFACTS, `alloc-${name}.png`), fullPage: true });
+}
+
+function lensData(page) {
+  return page.$eval('[data-testid="alloc-lens"]', (el) => ({
+    view: JSON.parse(el.dataset.view),
+    color: el.dataset.color,
+    cursors: JSON.parse(el.dataset.cursors),
+    gridMode: el.dataset.gridMode,
+    pool: el.dataset.pool,
+  }));
+}
+
+/** The RGBA pixels of a canvas. */
+function pixels(page, selector, index = 0) {
+  return page.$$eval(
+    selector,
+    (canvases, i) => {
+      const c = canvases[i];
+      const data = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+      return { width: c.width, height: c.height, data: Array.from(data) };
+    },
+    index,
+  );
+}
+
+function px(img, x, y) {
+  const i = (y * img.width + x) * 4;
+  return img.data.slice(i, i + 3);
+}
+
+function isWhite(p) {
+  return p[0] > 245 && p[1] > 245 && p[2] > 245;
+}
+
+/** Distinct colours (quantized) among the non-white pixels. */
+function colourCount(img) {
+  const seen = new Set();
+  for (let i = 0; i < img.data.length; i += 4) {
+    const p = img.data.slice(i, i + 3);
+    if (!isWhite(p)) seen.add(p.map((v) => v >> 4).join(","));
+  }
+  return seen.size;
+}
+
+function nonWhiteShare(img) {
+  let n = 0;
+  for (let i = 0; i < img.data.length; i += 4) if (!isWhite(img.data.slice(i, i + 3))) n++;
+  return n / (img.width * img.height);
+}
+
+test("the allocation map draws every thread's blocks, the context view and the occupancy bar", async () => {
+  const page = await openAlloc();
+  const main = await pixels(page, '[data-testid="alloc-main"]');
+  assert.ok(nonWhiteShare(main) > 0.05, `the map is nearly empty: ${nonWhiteShare(main)}`);
+  assert.ok(colourCount(main) > 8, `the map has too few colours: ${colourCount(main)}`);
+  const context = await pixels(page, '[data-testid="alloc-context"]');
+  // The red frame around the whole range: the context view's left edge column is red.
+  const edge = px(context, 1, Math.floor(context.height / 2));
+  assert.ok(edge[0] > 180 && edge[1] < 80, `no red frame in the context view: ${edge}`);
+  const bar = await pixels(page, '[data-testid="alloc-bar"]');
+  const mid = px(bar, Math.floor(bar.width / 2), Math.floor(bar.height / 2));
+  assert.ok(!isWhite(mid), "the occupancy bar is blank");
+  const legend = await page.$$eval('[data-testid="alloc-legend"] li .label', (ls) => ls.map((l) => l.textContent));
+  assert.ok(legend.filter((l) => l.startsWith("thread")).length >= 5, `legend: ${legend}`);
+  const cells = await page.$$('[data-testid="alloc-cell"]');
+  assert.ok(cells.length >= 5, `grid has ${cells.length} bins`);
+  await shot(page, "01-overview");
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test("zooming into a region, brushing a block and switching colour-by", async () => {
+  const page = await openAlloc();
+  // Show the first thread arena, then zoom into the middle of the run with the wheel.
+  const arena = await page.$eval('[data-testid="alloc-bin"]', (s) => [...s.options].find((o) => o.textContent.includes("arena")).value);
+  await page.selectOption('[data-testid="alloc-bin"]', arena);
+  await settle(page);
+  const before = await lensData(page);
+  const box = await page.$eval('[data-testid="alloc-main"]', (c) => {
+    const r = c.getBoundingClientRect();
+    return { x: r.left, y: r.top, width: r.width, height: r.height };
+  });
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.6);
+  for (let i = 0; i < 4; i++) {
+    await page.mouse.wheel(0, -200);
+    await page.waitForTimeout(60);
+  }
+  await settle(page);
+  const zoomed = await lensData(page);
+  const span = (v) => [v[1] - v[0], v[3] - v[2]];
+  assert.ok(span(zoomed.view)[0] < span(before.view)[0] / 2, `time not zoomed: ${span(before.view)} → ${span(zoomed.view)}`);
+  assert.ok(span(zoomed.view)[1] < span(before.view)[1] / 2, `addresses not zoomed: ${span(before.view)} → ${span(zoomed.view)}`);
+  // Pan by dragging: the window moves, its size does not.
+  await page.mouse.move(box.x + box.width * 0.5, box.y + box.height * 0.5);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.4, box.y + box.height * 0.5, { steps: 5 });
+  await page.mouse.up();
+  await settle(page);
+  const panned = await lensData(page);
+  assert.ok(panned.view[0] > zoomed.view[0], "dragging left did not show later times");
+  assert.ok(Math.abs(span(panned.view)[0] - span(zoomed.view)[0]) < 1e-6 * span(zoomed.view)[0] + 1);
+  assert.deepEqual(panned.cursors, [], "a drag must not place a cursor");
+  await shot(page, "02-zoomed");
+
+  // Brush: hover a drawn pixel and read the block's details.
+  const img = await pixels(page, '[data-testid="alloc-main"]');
+  let target = null;
+  for (let y = 10; y < img.height - 10 && !target; y += 7) {
+    for (let x = 10; x < img.width - 10 && !target; x += 7) {
+      if (!isWhite(px(img, x, y)) && !isWhite(px(img, x + 2, y)) && !isWhite(px(img, x, y + 2))) target = { x, y };
+    }
+  }
+  assert.ok(target, "no block drawn in the zoomed view");
+  await page.mouse.move(box.x + target.x + 0.5, box.y + target.y + 0.5);
+  await page.waitForSelector('[data-testid="alloc-details"] dd[data-field="function"]', { timeout: 10_000 });
+  const details = await page.$$eval('[data-testid="alloc-details"] dd', (dds) => Object.fromEntries(dds.map((d) => [d.dataset.field, d.textContent])));
+  assert.match(details.size, /\d+ B reserved|KiB reserved/);
+  assert.match(details.requested, /^\d[\d,]* B/);
+  assert.match(details.allocated, /\d/);
+  assert.ok(details.freed.length > 0);
+  assert.match(details.thread, /^\d+/);
+  assert.ok(SITES.includes(details.function), `unexpected allocating function: ${details.function}`);
+  assert.match(details.location, /alloc_threads\.c:\d+$/);
+  await shot(page, "03-brushed");
+
+  // Colour by site: the pixels change and the legend names the program's functions.
+  const byThread = await pixels(page, '[data-testid="alloc-main"]');
+  await page.selectOption('[data-testid="alloc-color"]', "site");
+  await settle(page);
+  assert.equal((await lensData(page)).color, "site");
+  const bySite = await pixels(page, '[data-testid="alloc-main"]');
+  let changed = 0;
+  for (let i = 0; i < bySite.data.length; i += 4) if (Math.abs(bySite.data[i] - byThread.data[i]) + Math.abs(bySite.data[i + 1] - byThread.data[i + 1]) > 30) changed++;
+  assert.ok(changed > 200, `colour-by site changed only ${changed} pixels`);
+  const legend = await page.$$eval('[data-testid="alloc-legend"] li .label', (ls) => ls.map((l) => l.textContent));
+  assert.ok(legend.some((l) => l.startsWith("build_list")), `site legend: ${legend}`);
+  await page.selectOption('[data-testid="alloc-color"]', "size");
+  await settle(page);
+  assert.ok(await page.$('[data-testid="alloc-legend"] .ramp-bar'), "a continuous attribute shows a ramp");
+  await shot(page, "04-color-by-size");
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test("two cushion cursors in the time-correlated grid are drawn across every bin view", async () => {
+  const page = await openAlloc();
+  assert.equal((await lensData(page)).gridMode, "time");
+  const cellCount = (await page.$$('[data-testid="alloc-cell"] canvas.alloc-cell-map')).length;
+  const beforeCells = [];
+  for (let i = 0; i < cellCount; i++) beforeCells.push(await pixels(page, '[data-testid="alloc-cell"] canvas.alloc-cell-map', i));
+  const beforeMain = await pixels(page, '[data-testid="alloc-main"]');
+  await page.$eval('[data-testid="alloc-grid"]', (g) => g.scrollIntoView({ block: "start" }));
+  // Views stacked on one time axis: same left edge and width.
+  const boxes = await page.$$eval('[data-testid="alloc-cell"] canvas.alloc-cell-map', (cs) => cs.map((c) => c.getBoundingClientRect().toJSON()));
+  assert.ok(boxes.every((b) => Math.abs(b.left - boxes[0].left) < 1 && Math.abs(b.width - boxes[0].width) < 1), "time-correlated views are not aligned");
+  assert.ok(boxes[1].top > boxes[0].top);
+  const first = boxes[0];
+  const xs = [Math.round(first.width * 0.3), Math.round(first.width * 0.65)];
+  for (const x of xs) await page.mouse.click(first.left + x + 0.5, first.top + first.height / 2);
+  await page.waitForTimeout(200);
+  const state = await lensData(page);
+  assert.equal(state.cursors.length, 2, `cursors: ${state.cursors}`);
+  // In every bin view the cursor columns changed, a column 40 px away did not, and on
+  // free memory (white) the cushion is soft: it changes its centre more than 4 px out.
+  const dist = (p, q) => Math.abs(p[0] - q[0]) + Math.abs(p[1] - q[1]) + Math.abs(p[2] - q[2]);
+  for (let i = 0; i < cellCount; i++) {
+    const after = await pixels(page, '[data-testid="alloc-cell"] canvas.alloc-cell-map', i);
+    const was = beforeCells[i];
+    for (const x of xs) {
+      let changed = 0;
+      for (let y = 0; y < after.height; y++) changed = Math.max(changed, dist(px(after, x, y), px(was, x, y)));
+      assert.ok(changed > 30, `bin view ${i}: cursor at x=${x} not drawn`);
+      for (let y = 0; y < after.height; y++) {
+        assert.deepEqual(px(after, x + 40, y), px(was, x + 40, y), `bin view ${i}: the cursor leaks 40 px away`);
+      }
+      const white = [...Array(after.height).keys()].find((y) => isWhite(px(was, x, y)) && isWhite(px(was, x + 4, y)));
+      if (white !== undefined) {
+        const centre = dist(px(after, x, white), px(was, x, white));
+        const out = dist(px(after, x + 4, white), px(was, x + 4, white));
+        assert.ok(centre > out && out > 0, `bin view ${i}: no logarithmic fall-off (${centre} vs ${out})`);
+      }
+    }
+  }
+  // The main view shows them too, at the same times.
+  const afterMain = await pixels(page, '[data-testid="alloc-main"]');
+  const mx = Math.round(((state.cursors[0] - state.view[0]) / (state.view[1] - state.view[0])) * afterMain.width);
+  const my = Math.floor(afterMain.height * 0.95);
+  assert.notDeepEqual(px(afterMain, mx, my), px(beforeMain, mx, my), "the main view does not show the cursor");
+  await shot(page, "05-cursors-time-grid");
+
+  // Softer cursors: the peak opacity drops.
+  const peakBefore = px(afterMain, mx, my);
+  await page.$eval('[data-testid="alloc-softness"]', (s) => {
+    s.value = "100";
+    s.dispatchEvent(new Event("input"));
+  });
+  await page.waitForTimeout(150);
+  const soft = px(await pixels(page, '[data-testid="alloc-main"]'), mx, my);
+  const base = px(beforeMain, mx, my);
+  assert.ok(dist(soft, base) < dist(peakBefore, base), `softness did not soften: ${peakBefore} → ${soft} over ${base}`);
+
+  // Address correlation: views side by side, cursors still across all of them.
+  await page.selectOption('[data-testid="alloc-grid-mode"]', "address");
+  await settle(page);
+  const side = await page.$$eval('[data-testid="alloc-cell"] canvas.alloc-cell-map', (cs) => cs.map((c) => c.getBoundingClientRect().toJSON()));
+  assert.ok(side.length >= 2 && side[1].left > side[0].left + side[0].width - 1, "address-correlated views are not side by side");
+  assert.ok(side.every((b) => Math.abs(b.height - side[0].height) < 1), "bins are not scaled to the same height");
+  await shot(page, "06-cursors-address-grid");
+  await page.click('[data-testid="alloc-clear-cursors"]');
+  assert.deepEqual((await lensData(page)).cursors, []);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test("a pool-allocator replay shows its bins and report; a bad configuration gets one sentence", async () => {
+  const page = await openAlloc();
+  await page.fill('[data-testid="alloc-pool"]', "64:64,32:64");
+  await page.click('[data-testid="alloc-replay"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="alloc-replay-error"]')?.textContent);
+  const error = await page.textContent('[data-testid="alloc-replay-error"]');
+  assert.match(error, /strictly increase/);
+  await page.fill('[data-testid="alloc-pool"]', "32:256,64:2048,128:64,512:32");
+  await page.click('[data-testid="alloc-replay"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="alloc-lens"]')?.dataset.pool);
+  await settle(page);
+  const rows = await page.$$eval('[data-testid="alloc-replay-report"] tbody tr', (rs) => rs.length);
+  assert.equal(rows, 4);
+  const report = await page.textContent('[data-testid="alloc-replay-report"] p');
+  assert.match(report, /overflowed their bin/);
+  const labels = await page.$$eval('[data-testid="alloc-stacked"] .alloc-stack-label', (ls) => ls.map((l) => l.textContent));
+  assert.ok(labels.length >= 4, `stacked bars: ${labels}`);
+  const main = await pixels(page, '[data-testid="alloc-main"]');
+  assert.ok(nonWhiteShare(main) > 0.02, "the replayed map is empty");
+  await shot(page, "07-replay");
+  // The refused configuration's 400 is the only error the console saw.
+  assert.deepEqual(page.errors.filter((e) => !e.includes("status of 400")), []);
+  await page.close();
+});
+
+test("tile latency: fresh 256×256 tiles at several zoom levels (printed, not asserted)", async () => {
+  const page = await openAlloc();
+  const meta = await page.evaluate(async () => (await fetch("api/alloc/meta")).json());
+  assert.ok(meta.bins.length >= 5 && meta.threads.length >= 5, "the recorded program has 5 threads and their arenas");
+  const times = await page.evaluate(async () => {
+    const out = [];
+    // A bias no view uses, so every tile is drawn afresh.
+    for (let z = 0; z <= 12; z += 2) {
+      for (const k of [0, 1, 2]) {
+        const n = 2 ** z;
+        const x = Math.floor(((k + 0.5) / 3) * n);
+        const started = performance.now();
+        const r = await fetch(`api/alloc/tile?zx=${z}&zy=${z}&x=${x}&y=${Math.floor(n / 2)}&size=256&alpha=0.437&color=site`);
+        await r.arrayBuffer();
+        out.push({ z, ms: performance.now() - started, ok: r.ok, type: r.headers.get("content-type") });
+      }
+    }
+    return out;
+  });
+  assert.ok(times.every((t) => t.ok && t.type === "image/png"), JSON.stringify(times));
+  const ms = times.map((t) => t.ms).sort((a, b) => a - b);
+  const median = ms[Math.floor(ms.length / 2)];
+  console.log(`alloc tile latency (256×256, fresh, ${ms.length} tiles, levels 0–12, incl. HTTP): median ${median.toFixed(1)} ms, max ${ms[ms.length - 1].toFixed(1)} ms; target ≤ 50 ms (ratio ${(median / 50).toFixed(2)})`);
+  const bad = await page.evaluate(async () => {
+    const r = await fetch("api/alloc/tile?t0=10&t1=5");
+    return { status: r.status, body: await r.json() };
+  });
+  assert.equal(bad.status, 400);
+  assert.match(bad.body.error, /empty/);
+  await page.close();
+});

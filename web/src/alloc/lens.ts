@@ -1,0 +1,258 @@
+// The allocation-map lens (paper 001, Moreta & Telea): the main view of time ×
+// address with its context view and occupancy bar, brushing details, the controls, the
+// metric charts, the grid of bins with cushion cursors, and the stacked occupancy bars.
+// It holds the shared state (context.ts) and tells every view when it changed.
+
+import { h, replaceChildren } from "../app/dom";
+import type { LensContext } from "../app/lenses";
+import { AllocApi, type AllocMeta, type BarParams, type BlockDetails, type DrawParams } from "./api";
+import { BinGrid } from "./bin_grid";
+import type { AllocContext, AllocState } from "./context";
+import { ContextView, CONTEXT_WIDTH } from "./context_view";
+import { Controls } from "./controls";
+import { type CursorStyle, cursorStyle } from "./cursors";
+import { DetailsPanel } from "./details";
+import { GUTTER, MainView } from "./main_view";
+import { MetricCharts } from "./metric_charts";
+import { OccupancyBar } from "./occupancy_bar";
+import { StackedBars } from "./stacked_bars";
+import type { Grid } from "./tiles";
+import { type Extent, type Limits, clampExtent, limitsOf, wholeExtent } from "./viewport";
+import "./alloc.css";
+
+const SIDE_WIDTH = 300;
+const MAIN_HEIGHT = 420;
+
+function gridOf(meta: AllocMeta): Grid {
+  return { tStart: meta.run.start_ns, tLen: meta.run.end_ns - meta.run.start_ns, aLen: meta.axis_len, maxLevel: meta.max_level };
+}
+
+function limitsFor(meta: AllocMeta): Limits {
+  return limitsOf(meta.run.start_ns, meta.run.end_ns, meta.axis_len);
+}
+
+export class AllocLens implements AllocContext {
+  meta: AllocMeta;
+  limits: Limits;
+  grid: Grid;
+  readonly state: AllocState;
+  private readonly root: HTMLElement;
+  private readonly main: MainView;
+  private readonly contextView: ContextView;
+  private readonly bar: OccupancyBar;
+  private readonly details: DetailsPanel;
+  private readonly controls: Controls;
+  private readonly charts: MetricCharts;
+  private readonly binGrid: BinGrid;
+  private readonly stacked: StackedBars;
+  private readonly status: HTMLElement;
+  private readonly notes: HTMLElement;
+  private statusTimer = 0;
+  private followers = 0;
+
+  private constructor(
+    el: HTMLElement,
+    readonly api: AllocApi,
+    meta: AllocMeta,
+  ) {
+    this.meta = meta;
+    this.limits = limitsFor(meta);
+    this.grid = gridOf(meta);
+    this.state = {
+      view: wholeExtent(this.limits),
+      draw: { color: "thread", alpha: 0.5, cushion: "plateau", bin: null, smin: "", smax: "", pool: null, overflow: "first-fit" },
+      bar: { style: "antialiased", profile: "plateau", alpha: 0.5 },
+      softness: 0.35,
+      cursors: [],
+      gridMode: "time",
+      brushed: null,
+    };
+    const total = Math.max(1040, el.clientWidth || 1300);
+    const mainCol = total - SIDE_WIDTH - 20;
+    const mainWidth = mainCol - GUTTER - CONTEXT_WIDTH - 10;
+    this.main = new MainView(this, mainWidth, MAIN_HEIGHT);
+    this.contextView = new ContextView(this, MAIN_HEIGHT);
+    this.bar = new OccupancyBar(this, mainWidth);
+    this.details = new DetailsPanel();
+    this.controls = new Controls(
+      {
+        setDraw: (p) => this.setDraw(p),
+        setBar: (p) => this.setBar(p),
+        setSoftness: (s) => {
+          this.state.softness = s;
+          this.repaintCursors();
+        },
+        clearCursors: () => {
+          this.state.cursors = [];
+          this.repaintCursors();
+        },
+        setGridMode: (m) => {
+          this.state.gridMode = m;
+          this.binGrid.update();
+          this.publish();
+        },
+        selectBin: (id) => this.selectBin(id),
+        resetView: () => this.setView(wholeExtent(this.limits)),
+        replay: (pool, overflow) => this.replay(pool, overflow),
+      },
+      this.state,
+    );
+    this.charts = new MetricCharts(this, mainWidth);
+    // Sections have 12 px of padding; the main view starts GUTTER px into its column.
+    const offset = GUTTER - 12;
+    this.binGrid = new BinGrid(this, total - 60, mainWidth, offset);
+    this.stacked = new StackedBars(this, mainWidth, offset);
+    this.status = h("div", { class: "alloc-status", "data-testid": "alloc-status", role: "status" });
+    this.notes = h("div", { class: "alloc-notes" });
+    const spacer = () => h("div", { style: `width:${GUTTER}px;flex:none` });
+    this.root = h(
+      "div",
+      { class: "alloc-lens", "data-testid": "alloc-lens" },
+      this.controls.el,
+      this.status,
+      this.notes,
+      h(
+        "div",
+        { class: "alloc-top" },
+        h(
+          "div",
+          { class: "alloc-main-col" },
+          h("div", { class: "alloc-main-row" }, this.main.el, this.contextView.el),
+          h("div", { class: "alloc-under" }, spacer(), this.bar.el),
+          h("div", { class: "alloc-under" }, spacer(), this.charts.el),
+        ),
+        this.details.el,
+      ),
+      h("section", { class: "alloc-section" }, h("h3", {}, "Grid of bins"), this.binGrid.el),
+      h("section", { class: "alloc-section" }, h("h3", {}, "Occupancy of every bin"), this.stacked.el),
+    );
+    replaceChildren(el, this.root);
+    this.modelChanged();
+    this.followers = window.setInterval(() => {
+      this.root.dataset.busy = this.settled() ? "0" : "1";
+    }, 100);
+  }
+
+  static async mount(el: HTMLElement, _context: LensContext): Promise<AllocLens> {
+    const api = new AllocApi(new URL(".", window.location.href));
+    const meta = await api.meta({ pool: null, overflow: "first-fit" });
+    return new AllocLens(el, api, meta);
+  }
+
+  /** True when every view shows what the state asks for. */
+  settled(): boolean {
+    return this.main.pending === 0 && this.bar.settled && this.charts.settled && this.binGrid.settled && this.stacked.settled;
+  }
+
+  cursorStyle(): CursorStyle {
+    return cursorStyle(this.state.softness);
+  }
+
+  report(message: string): void {
+    this.status.textContent = message;
+    this.status.classList.add("on");
+    window.clearTimeout(this.statusTimer);
+    this.statusTimer = window.setTimeout(() => this.status.classList.remove("on"), 8000);
+  }
+
+  setView(v: Extent): void {
+    this.state.view = clampExtent(v, this.limits);
+    this.refreshAll();
+  }
+
+  toggleCursor(t: number, tolNs: number): void {
+    const near = this.state.cursors.findIndex((c) => Math.abs(c - t) <= tolNs);
+    if (near >= 0) this.state.cursors.splice(near, 1);
+    else this.state.cursors.push(Math.round(t));
+    this.repaintCursors();
+  }
+
+  setBrushed(b: BlockDetails | null): void {
+    if (this.state.brushed?.id === b?.id) return;
+    this.state.brushed = b;
+    this.details.show(b, this.meta.run.start_ns);
+    this.main.draw();
+  }
+
+  private setDraw(p: Partial<DrawParams>): void {
+    Object.assign(this.state.draw, p);
+    if (p.color) this.details.showLegend(this.meta, p.color);
+    this.refreshAll();
+  }
+
+  private setBar(p: Partial<BarParams>): void {
+    Object.assign(this.state.bar, p);
+    this.refreshAll();
+  }
+
+  private selectBin(id: number | null): void {
+    this.state.draw.bin = id;
+    const bin = id === null ? null : this.meta.bins.find((b) => b.id === id);
+    const v = bin ? { ...this.state.view, a0: bin.axis_start, a1: Math.max(bin.axis_end, bin.axis_start + 1) } : { ...this.state.view, a0: this.limits.aStart, a1: this.limits.aEnd };
+    this.setView(v);
+  }
+
+  private async replay(pool: string | null, overflow: DrawParams["overflow"]): Promise<string | null> {
+    let meta: AllocMeta;
+    try {
+      meta = await this.api.meta({ pool, overflow });
+    } catch (e) {
+      return e instanceof Error ? e.message : String(e);
+    }
+    this.meta = meta;
+    this.limits = limitsFor(meta);
+    this.grid = gridOf(meta);
+    Object.assign(this.state.draw, { pool, overflow, bin: null });
+    this.state.view = wholeExtent(this.limits);
+    this.state.brushed = null;
+    this.details.show(null, meta.run.start_ns);
+    this.charts.build();
+    this.modelChanged();
+    return null;
+  }
+
+  /** Everything that depends on the model (real run or replay). */
+  private modelChanged(): void {
+    if (!this.meta.color_by.some((c) => c.id === this.state.draw.color && c.available)) this.state.draw.color = "thread";
+    this.controls.refresh(this.meta, this.state);
+    this.details.showLegend(this.meta, this.state.draw.color);
+    replaceChildren(this.notes, ...this.meta.notes.map((n) => h("p", {}, n)));
+    this.root.dataset.pool = this.meta.pool ?? "";
+    this.refreshAll();
+  }
+
+  private refreshAll(): void {
+    this.main.draw();
+    this.contextView.draw();
+    this.bar.update();
+    this.charts.update();
+    this.binGrid.update();
+    this.stacked.update();
+    this.publish();
+  }
+
+  private repaintCursors(): void {
+    this.main.draw();
+    this.bar.paint();
+    this.charts.paint();
+    this.binGrid.paint();
+    this.stacked.paint();
+    this.publish();
+  }
+
+  /** The state as data attributes, for tests and for the curious. */
+  private publish(): void {
+    const d = this.root.dataset;
+    const v = this.state.view;
+    d.view = JSON.stringify([v.t0, v.t1, v.a0, v.a1]);
+    d.color = this.state.draw.color;
+    d.cursors = JSON.stringify(this.state.cursors);
+    d.gridMode = this.state.gridMode;
+    d.bin = this.state.draw.bin === null ? "" : String(this.state.draw.bin);
+  }
+
+  /** Stops the lens's timer (tests). */
+  dispose(): void {
+    window.clearInterval(this.followers);
+  }
+}

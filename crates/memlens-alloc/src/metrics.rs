@@ -9,7 +9,12 @@
 //! - **waste** = Σ (reserved − requested) of live blocks (internal fragmentation), and
 //!   its ratio to Σ reserved.
 //! - **fragmentation** = 1 − largest free run / total free, where the free runs are the
-//!   gaps between live blocks inside the capacity (0 when there is at most one run),
+//!   gaps between live blocks inside the capacity (0 when there is at most one run).
+//!   In the real run a block occupies its whole glibc chunk, not only its usable bytes:
+//!   the chunk's size field sits just below the returned address (8 bytes; 16 for an
+//!   mmap'd chunk), so two neighbouring chunks leave no gap. Counting from the
+//!   returned address instead would see an 8-byte "free run" between every pair of
+//!   neighbours and report nearly total fragmentation for any busy arena;
 //!   with the count of free runs and their histogram by size (bucket k counts runs of
 //!   `2^k ≤ size < 2^(k+1)` bytes).
 //! - **event rate**: allocations + frees in the interval, per second.
@@ -105,6 +110,17 @@ impl FreeRuns {
 }
 
 /// The free runs of `[start, end)` around the live blocks `live` (address → end).
+/// The bytes of allocator bookkeeping just below a block's address in a bin of this
+/// kind: glibc's size field (8 bytes) for heap chunks, the 16-byte header of an mmap'd
+/// chunk, nothing in a replayed pool (its blocks are exact slots).
+fn chunk_header(kind: BinKind) -> u64 {
+    match kind {
+        BinKind::MainHeap | BinKind::ThreadArena => 8,
+        BinKind::Mmap => 16,
+        BinKind::PoolBin { .. } | BinKind::PoolHeap => 0,
+    }
+}
+
 fn free_runs(live: &BTreeMap<u64, u64>, start: u64, end: u64, out: &mut FreeRuns) {
     let mut at = start;
     for (&a, &e) in live.range(start..end) {
@@ -223,6 +239,8 @@ fn measure_bin(
 ) {
     // Pool bins and the pool heap (which grows down from its top) have fixed extents.
     let fixed = matches!(bin.kind, BinKind::PoolBin { .. } | BinKind::PoolHeap);
+    // The chunk header below each returned address (see the module comment).
+    let header = chunk_header(bin.kind);
     // Events of this bin: (time, 0 = free / 1 = alloc, block index).
     let mut events: Vec<(u64, u8, u32)> = Vec::new();
     for (i, b) in model.blocks.iter().enumerate() {
@@ -252,12 +270,12 @@ fn measure_bin(
             let (_, kind, i) = events[e];
             let b = &model.blocks[i as usize];
             if kind == 1 {
-                live.insert(b.addr, b.addr + b.reserved);
+                live.insert(b.addr.saturating_sub(header), b.addr + b.reserved);
                 requested += b.requested;
                 reserved += b.reserved;
                 count += 1;
                 top = top.max(b.addr + b.reserved);
-            } else if live.remove(&b.addr).is_some() {
+            } else if live.remove(&b.addr.saturating_sub(header)).is_some() {
                 requested -= b.requested;
                 reserved -= b.reserved;
                 count -= 1;
@@ -272,7 +290,7 @@ fn measure_bin(
         p.waste_bytes += reserved - requested.min(reserved);
         p.capacity_bytes += end.saturating_sub(bin.start);
         let mut r = FreeRuns::default();
-        free_runs(&live, bin.start, end, &mut r);
+        free_runs(&live, bin.start.saturating_sub(header), end, &mut r);
         let acc = &mut runs[k];
         acc.total += r.total;
         acc.largest = acc.largest.max(r.largest);

@@ -28,20 +28,42 @@ fn fragmentation_of_a_hand_made_heap() {
     assert_eq!(p.requested_bytes, 104);
     assert_eq!(p.capacity_bytes, 216);
     assert!((p.occupancy - 104.0 / 216.0).abs() < 1e-12);
-    // Free runs: [0x1018, 0x1040) = 40 and [0x1058, 0x10a0) = 72.
+    // Each block occupies its chunk, from the 8-byte size field below its address:
+    // [0x0ff8, 0x1018), [0x1038, 0x1058), [0x1098, 0x10d8). Free runs:
+    // [0x1018, 0x1038) = 32 and [0x1058, 0x1098) = 64.
     assert_eq!(p.free_runs, 2);
-    assert_eq!(p.free_bytes, 112);
-    assert_eq!(p.largest_free_bytes, 72);
-    assert!((p.fragmentation - (1.0 - 72.0 / 112.0)).abs() < 1e-12);
-    // Histogram: 40 in bucket 5 (32..64), 72 in bucket 6 (64..128).
+    assert_eq!(p.free_bytes, 96);
+    assert_eq!(p.largest_free_bytes, 64);
+    assert!((p.fragmentation - (1.0 - 64.0 / 96.0)).abs() < 1e-12);
+    // Histogram: 32 in bucket 5 (32..64), 64 in bucket 6 (64..128).
     assert_eq!(p.free_run_histogram, vec![0, 0, 0, 0, 0, 1, 1]);
     assert_eq!(p.events, 3);
-    let q = &s.points[1]; // t = 75: the middle block is gone, one run of 136
+    let q = &s.points[1]; // t = 75: the middle block is gone, one run of 128
     assert_eq!(q.free_runs, 1);
-    assert_eq!(q.free_bytes, 136);
+    assert_eq!(q.free_bytes, 128);
     assert_eq!(q.fragmentation, 0.0);
     assert_eq!(q.events, 1);
     assert!((q.event_rate_per_s - 1.0 / 50e-9).abs() < 1.0);
+}
+
+#[test]
+fn neighbouring_glibc_chunks_leave_no_free_run() {
+    // Four 24-byte requests in consecutive 32-byte chunks, then a gap of one chunk,
+    // then one more: the only free run is the missing chunk.
+    let m = common::model(
+        &[
+            (0, None, 0x5000_1000, 24, 1),
+            (1, None, 0x5000_1020, 24, 1),
+            (2, None, 0x5000_1040, 24, 1),
+            (3, None, 0x5000_1060, 24, 1),
+            (4, None, 0x5000_10a0, 24, 1),
+        ],
+        10,
+    );
+    let p = &metric_series(&m, Some(BinId(0)), 1, None).unwrap().points[0];
+    assert_eq!(p.live_blocks, 5);
+    assert_eq!((p.free_runs, p.free_bytes), (1, 32));
+    assert_eq!(p.fragmentation, 0.0);
 }
 
 #[test]

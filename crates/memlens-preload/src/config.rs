@@ -10,6 +10,7 @@
 //! | `MEMLENS_CLOCK` | `monotonic` to avoid the TSC | TSC when the kernel uses it |
 //! | `MEMLENS_FLUSH_MS` | longest time events wait in memory | 100 |
 //! | `MEMLENS_COMPRESS` | `0` to store chunks uncompressed | 1 |
+//! | `MEMLENS_LATENCY` | `1` to also record how long each allocator call took | off |
 
 use std::ffi::{CStr, OsString};
 use std::os::unix::ffi::OsStringExt;
@@ -26,6 +27,8 @@ pub struct Config {
     pub monotonic: bool,
     pub flush_ns: u64,
     pub compress: bool,
+    /// Record each allocator call's latency (`memlens record --latency`).
+    pub latency: bool,
 }
 
 /// Reads an environment variable without allocating through the hooks
@@ -84,6 +87,7 @@ impl Config {
                 .unwrap_or(100)
                 * 1_000_000,
             compress: text(c"MEMLENS_COMPRESS").as_deref() != Some("0"),
+            latency: text(c"MEMLENS_LATENCY").as_deref() == Some("1"),
         }
     }
 }

@@ -7,6 +7,12 @@
 //! a few 32-byte slots to the thread's ring. `errno` is saved and restored
 //! around everything the recorder does. `free(NULL)` and failed allocations
 //! are not recorded.
+//!
+//! With `--latency` (`MEMLENS_LATENCY=1`) every hook also reads the clock on
+//! the other side of the real call and records the difference: how long the
+//! allocator took. Each hook picks its mode once per call (one relaxed load
+//! of [`LATENCY`]) and runs a copy of its body compiled for that mode, so the
+//! default mode does exactly the work it did before.
 
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -21,6 +27,28 @@ use crate::{clock, writer};
 
 /// True while events are being recorded (after start-up, until shutdown).
 pub static RECORDING: AtomicBool = AtomicBool::new(false);
+
+/// True when every call's allocator latency is recorded too (set once at
+/// start-up, before recording begins).
+static LATENCY: AtomicBool = AtomicBool::new(false);
+
+/// Turns latency recording on or off (start-up only).
+pub fn set_latency(on: bool) {
+    LATENCY.store(on, Ordering::Relaxed);
+}
+
+#[inline(always)]
+fn timed() -> bool {
+    LATENCY.load(Ordering::Relaxed)
+}
+
+/// Ticks of the longest latency a slot holds (32 bits: over a second).
+const MAX_LATENCY_TICKS: u64 = u32::MAX as u64;
+
+/// Sizes of successful allocations fit in 48 bits (the address space is
+/// smaller); in latency mode the top 16 bits of an `ALLOC` slot's size word
+/// hold the high half of the latency (see `ring.rs`).
+pub const SIZE_BITS: u32 = 48;
 
 /// `AllocFn` code for `realloc(NULL, n)` and arena moves (recorded as allocations).
 const REALLOC_AS_ALLOC: AllocFn = AllocFn::Malloc;
@@ -157,43 +185,109 @@ fn stack_id(state: &ThreadState) -> u64 {
     u64::from(id)
 }
 
+/// The clock before a real call: read only in latency mode (`TIMED`).
 #[inline(always)]
-fn record_alloc(p: *mut c_void, size: usize, func: AllocFn) {
+fn start<const TIMED: bool>() -> u64 {
+    if TIMED { clock::now_raw() } else { 0 }
+}
+
+/// Ticks from `t0` to `t`, at most [`MAX_LATENCY_TICKS`] (0 unless `TIMED`).
+#[inline(always)]
+fn ticks<const TIMED: bool>(t0: u64, t: u64) -> u64 {
+    if TIMED {
+        t.saturating_sub(t0).min(MAX_LATENCY_TICKS)
+    } else {
+        0
+    }
+}
+
+/// Records an allocation that the real allocator returned; `t0` is the clock
+/// before the call (latency mode only).
+#[inline(always)]
+fn record_alloc<const TIMED: bool>(p: *mut c_void, size: usize, func: AllocFn, t0: u64) {
     if p.is_null() {
         return;
     }
     let t = clock::now_raw();
+    let lat = ticks::<TIMED>(t0, t);
     let Some(g) = enter() else { return };
     let stack = stack_id(g.state);
+    let size_word = if TIMED {
+        (size as u64).min((1 << SIZE_BITS) - 1) | (lat >> 16) << SIZE_BITS
+    } else {
+        size as u64
+    };
     publish(
         g.state,
         &[[
             t,
             p as u64,
-            size as u64,
-            kind::ALLOC | (func as u64) << 8 | stack << 32,
+            size_word,
+            kind::ALLOC | (func as u64) << 8 | (lat & 0xffff) << 16 | stack << 32,
         ]],
     );
 }
 
+/// Records a free taken at `t` (before the real call) that took `lat` ticks.
 #[inline(always)]
-fn record_free(p: *mut c_void, t: u64) {
+fn record_free(p: *mut c_void, t: u64, lat: u64) {
     let Some(g) = enter() else { return };
-    publish(g.state, &[[t, p as u64, 0, kind::FREE]]);
+    publish(g.state, &[[t, p as u64, lat, kind::FREE]]);
 }
 
 #[inline(always)]
-fn record_realloc(old: *mut c_void, new: *mut c_void, size: usize) {
+fn record_realloc<const TIMED: bool>(old: *mut c_void, new: *mut c_void, size: usize, t0: u64) {
     let t = clock::now_raw();
+    let lat = ticks::<TIMED>(t0, t);
     let Some(g) = enter() else { return };
     let stack = stack_id(g.state);
     publish(
         g.state,
         &[
             [t, new as u64, size as u64, kind::REALLOC | stack << 32],
-            [old as u64, 0, 0, 0],
+            [old as u64, lat, 0, 0],
         ],
     );
+}
+
+/// Runs a real allocation call and records its result, timing the call in
+/// latency mode.
+#[inline(always)]
+fn alloc_with<const TIMED: bool>(
+    size: usize,
+    func: AllocFn,
+    call: impl FnOnce() -> *mut c_void,
+) -> *mut c_void {
+    let t0 = start::<TIMED>();
+    let p = call();
+    record_alloc::<TIMED>(p, size, func, t0);
+    p
+}
+
+/// [`alloc_with`] in the mode chosen at start-up. The timed copy is a
+/// separate function, so the default path is the code it always was.
+#[inline(always)]
+fn alloc(size: usize, func: AllocFn, call: impl FnOnce() -> *mut c_void) -> *mut c_void {
+    if timed() {
+        alloc_timed(size, func, call)
+    } else {
+        alloc_with::<false>(size, func, call)
+    }
+}
+
+#[inline(never)]
+fn alloc_timed(size: usize, func: AllocFn, call: impl FnOnce() -> *mut c_void) -> *mut c_void {
+    alloc_with::<true>(size, func, call)
+}
+
+/// `free` in latency mode: the event keeps its time from before the call
+/// and is published after it, once the latency is known.
+#[inline(never)]
+fn free_timed(p: *mut c_void, t: u64) {
+    // SAFETY: forwarding (the caller checked `p`).
+    unsafe { (real().free)(p) };
+    let lat = ticks::<true>(t, clock::now_raw());
+    record_free(p, t, lat);
 }
 
 /// Makes sure the real functions are known; returns false while they are
@@ -217,9 +311,9 @@ pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
         return arena_alloc(size, 16);
     }
     // SAFETY: forwarding to the real allocator.
-    let p = unsafe { (real().malloc)(size) };
-    record_alloc(p, size, AllocFn::Malloc);
-    p
+    alloc(size, AllocFn::Malloc, move || unsafe {
+        (real().malloc)(size)
+    })
 }
 
 /// `calloc`.
@@ -232,9 +326,9 @@ pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
         };
     }
     // SAFETY: forwarding.
-    let p = unsafe { (real().calloc)(n, size) };
-    record_alloc(p, n.wrapping_mul(size), AllocFn::Calloc);
-    p
+    alloc(n.wrapping_mul(size), AllocFn::Calloc, move || unsafe {
+        (real().calloc)(n, size)
+    })
 }
 
 /// `free`.
@@ -244,7 +338,11 @@ pub unsafe extern "C" fn free(p: *mut c_void) {
         return;
     }
     let t = clock::now_raw();
-    record_free(p, t);
+    if timed() {
+        free_timed(p, t);
+        return;
+    }
+    record_free(p, t, 0);
     // SAFETY: forwarding.
     unsafe { (real().free)(p) };
 }
@@ -257,6 +355,22 @@ pub unsafe extern "C" fn cfree(p: *mut c_void) {
 }
 
 unsafe fn realloc_impl(p: *mut c_void, size: usize) -> *mut c_void {
+    if timed() {
+        realloc_timed(p, size)
+    } else {
+        // SAFETY: same contract.
+        unsafe { realloc_mode::<false>(p, size) }
+    }
+}
+
+#[inline(never)]
+fn realloc_timed(p: *mut c_void, size: usize) -> *mut c_void {
+    // SAFETY: called by `realloc_impl` with the caller's arguments.
+    unsafe { realloc_mode::<true>(p, size) }
+}
+
+#[inline(always)]
+unsafe fn realloc_mode<const TIMED: bool>(p: *mut c_void, size: usize) -> *mut c_void {
     if !ready() {
         let q = arena_alloc(size, 16);
         if !p.is_null() && !q.is_null() {
@@ -268,12 +382,13 @@ unsafe fn realloc_impl(p: *mut c_void, size: usize) -> *mut c_void {
     }
     if in_arena(p) {
         // Move a bootstrap block into the real heap.
+        let t0 = start::<TIMED>();
         // SAFETY: forwarding, then copying min(old, new) bytes.
         let q = unsafe { (real().malloc)(size) };
         if !q.is_null() {
             let n = arena_size(p).min(size);
             unsafe { core::ptr::copy_nonoverlapping(p as *const u8, q as *mut u8, n) };
-            record_alloc(q, size, REALLOC_AS_ALLOC);
+            record_alloc::<TIMED>(q, size, REALLOC_AS_ALLOC, t0);
         }
         return q;
     }
@@ -281,14 +396,19 @@ unsafe fn realloc_impl(p: *mut c_void, size: usize) -> *mut c_void {
     // SAFETY: forwarding.
     let q = unsafe { (real().realloc)(p, size) };
     if p.is_null() {
-        record_alloc(q, size, REALLOC_AS_ALLOC);
+        record_alloc::<TIMED>(q, size, REALLOC_AS_ALLOC, t_before);
     } else if q.is_null() {
         if size == 0 {
             // glibc frees the block and returns NULL.
-            record_free(p, t_before);
+            let lat = if TIMED {
+                ticks::<true>(t_before, clock::now_raw())
+            } else {
+                0
+            };
+            record_free(p, t_before, lat);
         }
     } else {
-        record_realloc(p, q, size);
+        record_realloc::<TIMED>(p, q, size, t_before);
     }
     q
 }
@@ -326,12 +446,16 @@ pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, siz
         unsafe { *out = p };
         return 0;
     }
-    // SAFETY: forwarding.
-    let r = unsafe { (real().posix_memalign)(out, align, size) };
-    if r == 0 {
-        // SAFETY: on success *out holds the block.
-        record_alloc(unsafe { *out }, size, AllocFn::PosixMemalign);
-    }
+    let mut r = 0;
+    alloc(size, AllocFn::PosixMemalign, || {
+        // SAFETY: forwarding; on success *out holds the block.
+        r = unsafe { (real().posix_memalign)(out, align, size) };
+        if r == 0 {
+            unsafe { *out }
+        } else {
+            core::ptr::null_mut()
+        }
+    });
     r
 }
 
@@ -342,9 +466,9 @@ pub unsafe extern "C" fn aligned_alloc(align: usize, size: usize) -> *mut c_void
         return arena_alloc(size, align.min(4096));
     }
     // SAFETY: forwarding.
-    let p = unsafe { (real().aligned_alloc)(align, size) };
-    record_alloc(p, size, AllocFn::AlignedAlloc);
-    p
+    alloc(size, AllocFn::AlignedAlloc, move || unsafe {
+        (real().aligned_alloc)(align, size)
+    })
 }
 
 /// `memalign`.
@@ -354,9 +478,9 @@ pub unsafe extern "C" fn memalign(align: usize, size: usize) -> *mut c_void {
         return arena_alloc(size, align.min(4096));
     }
     // SAFETY: forwarding.
-    let p = unsafe { (real().memalign)(align, size) };
-    record_alloc(p, size, AllocFn::Memalign);
-    p
+    alloc(size, AllocFn::Memalign, move || unsafe {
+        (real().memalign)(align, size)
+    })
 }
 
 /// `valloc`.
@@ -366,9 +490,9 @@ pub unsafe extern "C" fn valloc(size: usize) -> *mut c_void {
         return arena_alloc(size, 4096);
     }
     // SAFETY: forwarding.
-    let p = unsafe { (real().valloc)(size) };
-    record_alloc(p, size, AllocFn::Valloc);
-    p
+    alloc(size, AllocFn::Valloc, move || unsafe {
+        (real().valloc)(size)
+    })
 }
 
 /// `pvalloc`.
@@ -378,9 +502,9 @@ pub unsafe extern "C" fn pvalloc(size: usize) -> *mut c_void {
         return arena_alloc(size.next_multiple_of(4096), 4096);
     }
     // SAFETY: forwarding.
-    let p = unsafe { (real().pvalloc)(size) };
-    record_alloc(p, size, AllocFn::Pvalloc);
-    p
+    alloc(size, AllocFn::Pvalloc, move || unsafe {
+        (real().pvalloc)(size)
+    })
 }
 
 /// `malloc_usable_size` (not recorded; bootstrap blocks report their size).

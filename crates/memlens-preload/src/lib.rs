@@ -1,6 +1,7 @@
 //! memlens' LD_PRELOAD recorder: interposes the whole malloc family and
 //! writes a memlens trace of every allocation, free and reallocation with
-//! nanosecond timestamps, addresses, thread ids and call stacks.
+//! nanosecond timestamps, addresses, thread ids and call stacks (and, with
+//! `MEMLENS_LATENCY=1`, how long each call took inside the allocator).
 //!
 //! Guarantees:
 //! - the program behaves as without the recorder (errno preserved, nothing

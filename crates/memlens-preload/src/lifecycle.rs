@@ -136,6 +136,7 @@ pub extern "C" fn init() {
     }
     dwarf::publish(&scanned);
     crate::set_unwind_mode(config.unwind);
+    crate::hooks::set_latency(config.latency);
     for (slot, name) in [
         (&REAL_DLOPEN, c"dlopen"),
         (&REAL_DLCLOSE, c"dlclose"),

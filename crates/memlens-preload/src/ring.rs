@@ -7,10 +7,14 @@
 //! shared writable state on the hot path.
 //!
 //! Slot layout (four `u64` words):
-//! - `ALLOC`:   `[time, addr, size, kind | func << 8 | local_stack << 32]`
-//! - `FREE`:    `[time, addr, 0, kind]`
+//! - `ALLOC`:   `[time, addr, size | lat_hi << 48, kind | func << 8 | lat_lo << 16 | local_stack << 32]`
+//! - `FREE`:    `[time, addr, lat, kind]`
 //! - `REALLOC`: `[time, new_addr, size, kind | local_stack << 32]`, then one
-//!   slot `[old_addr, 0, 0, 0]`
+//!   slot `[old_addr, lat, 0, 0]`
+//!
+//! `lat` is the allocator call's duration in raw clock ticks (at most 32
+//! bits; an allocation splits it into 16-bit halves), written only in latency
+//! mode and 0 otherwise; `time` is taken after the call, except for `FREE`.
 //! - `STACK`:   `[0, local_id, depth, kind]`, then `ceil(depth / 4)` slots of
 //!   return addresses, innermost first.
 

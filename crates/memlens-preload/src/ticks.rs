@@ -66,4 +66,11 @@ impl TickConverter {
         }
         n0 + ((u128::from(raw - r0) * u128::from(rate)) >> 32) as u64
     }
+
+    /// The nanoseconds between raw values `from` and `to` (0 when `to` is
+    /// not after `from`), on the same map as [`TickConverter::convert`].
+    #[inline]
+    pub fn span(&self, from: u64, to: u64) -> u64 {
+        self.convert(to).saturating_sub(self.convert(from))
+    }
 }

@@ -126,6 +126,8 @@ pub struct Writer {
     frames: Vec<u64>,
     ended: bool,
     failed: bool,
+    /// Slots carry allocator latencies (`MEMLENS_LATENCY=1`).
+    latency: bool,
 }
 
 /// Event chunks close at 1 MiB of columns: larger chunks compress better
@@ -159,6 +161,7 @@ impl Writer {
             frames: Vec::with_capacity(64),
             ended: false,
             failed: false,
+            latency: cfg.latency,
         };
         let header = memlens_trace::header::header_bytes();
         w.failed = !output::write_all(w.out.fd, &header);
@@ -290,35 +293,60 @@ impl Writer {
                     let stack =
                         |local: u64| t.local_to_global.get(local as usize).copied().unwrap_or(0);
                     let tid = t.tid;
-                    let event = match k {
-                        kind::ALLOC => Event::Alloc {
-                            t: time,
-                            tid,
-                            addr: slot[1],
-                            size: slot[2],
-                            stack: stack(slot[3] >> 32),
-                            func: AllocFn::from_code(((slot[3] >> 8) & 0xff) as u8)
-                                .unwrap_or(AllocFn::Malloc),
-                        },
-                        kind::FREE => Event::Free {
-                            t: time,
-                            tid,
-                            addr: slot[1],
-                        },
-                        _ => {
-                            let old = if i < head { state.ring.read(i)[0] } else { 0 };
-                            i += 1;
-                            Event::Realloc {
+                    // Latency in ticks and the raw interval it covers
+                    // (allocations end at `time`, frees start there).
+                    let (event, lat) = match k {
+                        kind::ALLOC => {
+                            let (size, lat) = if self.latency {
+                                let hi = slot[2] >> crate::hooks::SIZE_BITS;
+                                let lo = (slot[3] >> 16) & 0xffff;
+                                (
+                                    slot[2] & ((1 << crate::hooks::SIZE_BITS) - 1),
+                                    hi << 16 | lo,
+                                )
+                            } else {
+                                (slot[2], 0)
+                            };
+                            let event = Event::Alloc {
                                 t: time,
                                 tid,
-                                old_addr: old,
+                                addr: slot[1],
+                                size,
+                                stack: stack(slot[3] >> 32),
+                                func: AllocFn::from_code(((slot[3] >> 8) & 0xff) as u8)
+                                    .unwrap_or(AllocFn::Malloc),
+                            };
+                            (event, (slot[0].saturating_sub(lat), slot[0]))
+                        }
+                        kind::FREE => {
+                            let event = Event::Free {
+                                t: time,
+                                tid,
+                                addr: slot[1],
+                            };
+                            (event, (slot[0], slot[0].saturating_add(slot[2])))
+                        }
+                        _ => {
+                            let second = if i < head { state.ring.read(i) } else { [0; 4] };
+                            i += 1;
+                            let event = Event::Realloc {
+                                t: time,
+                                tid,
+                                old_addr: second[0],
                                 new_addr: slot[1],
                                 size: slot[2],
                                 stack: stack(slot[3] >> 32),
-                            }
+                            };
+                            (event, (slot[0].saturating_sub(second[1]), slot[0]))
                         }
                     };
-                    t.builder.event(&event);
+                    if self.latency {
+                        let ns = self.ticks.span(lat.0, lat.1);
+                        let ns = ns.min(u64::from(memlens_trace::columns::MAX_LATENCY_NS)) as u32;
+                        t.builder.event_with_latency(&event, Some(ns));
+                    } else {
+                        t.builder.event(&event);
+                    }
                     written += 1;
                     if written.is_multiple_of(256) && t.builder.len() >= CHUNK_BYTES {
                         t.builder.finish(&mut self.framed, self.compressor.as_mut());

@@ -18,14 +18,40 @@
 //! 3 bytes per event with addresses and nanosecond times kept, against
 //! 5.1 for the same values row by row. See `docs/trace-format.md` for the
 //! byte layout.
+//!
+//! Optionally (`memlens record --latency`) a chunk also carries how long each
+//! allocator call took: two more columns, one for the allocation side and
+//! one for frees, written only when the chunk has latencies, so chunks
+//! without them are byte for byte what they were before, and readers that
+//! know only the first ten columns skip the extra ones.
 
 use rustc_hash::FxHashMap;
 
 use crate::record::{AllocFn, Event, TimeNs};
 use crate::varint::{Cursor, put_i64, put_u64};
 
-/// Number of columns.
-pub const COLUMNS: usize = 10;
+/// Number of columns this version knows (the latency columns included).
+pub const COLUMNS: usize = 12;
+
+/// Number of columns of a chunk without latencies (every column before
+/// [`col::LAT_ALLOC`]).
+pub const BASE_COLUMNS: usize = 10;
+
+/// The largest latency a chunk stores, in ns (longer calls are stored as
+/// this value: about 4.3 s).
+pub const MAX_LATENCY_NS: u32 = u32::MAX - 1;
+
+/// Decodes a stored latency value: 0 means "not measured", `n + 1` is `n` ns.
+#[inline]
+pub fn latency_from_code(code: u32) -> Option<u32> {
+    code.checked_sub(1)
+}
+
+/// Encodes an optional latency as stored (see [`latency_from_code`]).
+#[inline]
+pub fn latency_code(latency_ns: Option<u32>) -> u32 {
+    latency_ns.map_or(0, |ns| ns.min(MAX_LATENCY_NS) + 1)
+}
 
 /// Column indices.
 pub mod col {
@@ -49,6 +75,11 @@ pub mod col {
     pub const REF_LO: usize = 8;
     /// `distance >> 8` as varints.
     pub const REF_HI: usize = 9;
+    /// Latencies of allocations and reallocations (varint `ns + 1`, 0 = not
+    /// measured); present only in chunks with latencies.
+    pub const LAT_ALLOC: usize = 10;
+    /// Latencies of frees, as [`LAT_ALLOC`]; present only with it.
+    pub const LAT_FREE: usize = 11;
 }
 
 /// Op byte: bits 0–1 the event kind.
@@ -234,6 +265,12 @@ pub struct ColumnEncoder {
     /// Live blocks allocated in this chunk: address → ordinal (1-based).
     live: FxHashMap<u64, u32>,
     events: u32,
+    /// Events of this chunk on the allocation side (allocations and
+    /// reallocations); the others are frees.
+    alloc_side: u32,
+    /// True once an event of this chunk came with a latency: the chunk then
+    /// has the latency columns (earlier events get "not measured").
+    latency: bool,
 }
 
 impl ColumnEncoder {
@@ -245,6 +282,13 @@ impl ColumnEncoder {
         self.model.reset(t_first);
         self.live.clear();
         self.events = 0;
+        self.alloc_side = 0;
+        self.latency = false;
+    }
+
+    /// True when the chunk being built has the latency columns.
+    pub fn has_latency(&self) -> bool {
+        self.latency
     }
 
     /// Bytes so far (before compression).
@@ -324,6 +368,45 @@ impl ColumnEncoder {
     /// Appends one event (its thread is the chunk's stream).
     pub fn push(&mut self, event: &Event) {
         self.push_inner(event);
+        if self.latency {
+            self.latency_value(event, 0);
+        }
+        self.count_side(event);
+    }
+
+    /// Appends one event with how long its allocator call took, in ns
+    /// (`None`: not measured). The first latency of a chunk adds the latency
+    /// columns to it.
+    pub fn push_with_latency(&mut self, event: &Event, latency_ns: Option<u32>) {
+        self.push_inner(event);
+        let code = latency_code(latency_ns);
+        if code != 0 && !self.latency {
+            self.latency = true;
+            // Every earlier event of the chunk: "not measured".
+            let frees = self.events - 1 - self.alloc_side;
+            self.cols[col::LAT_ALLOC].resize(self.alloc_side as usize, 0);
+            self.cols[col::LAT_FREE].resize(frees as usize, 0);
+        }
+        if self.latency {
+            self.latency_value(event, code);
+        }
+        self.count_side(event);
+    }
+
+    #[inline]
+    fn count_side(&mut self, event: &Event) {
+        if !matches!(event, Event::Free { .. }) {
+            self.alloc_side += 1;
+        }
+    }
+
+    #[inline]
+    fn latency_value(&mut self, event: &Event, code: u32) {
+        let column = match event {
+            Event::Free { .. } => col::LAT_FREE,
+            _ => col::LAT_ALLOC,
+        };
+        put_u64(&mut self.cols[column], u64::from(code));
     }
 
     fn push_inner(&mut self, event: &Event) {
@@ -368,9 +451,14 @@ impl ColumnEncoder {
         self.events += 1;
     }
 
-    /// The columns, in order.
-    pub fn columns(&self) -> &[Vec<u8>; COLUMNS] {
-        &self.cols
+    /// The columns to store, in order: [`BASE_COLUMNS`] of them, or
+    /// [`COLUMNS`] when the chunk has latencies.
+    pub fn columns(&self) -> &[Vec<u8>] {
+        if self.latency {
+            &self.cols
+        } else {
+            &self.cols[..BASE_COLUMNS]
+        }
     }
 }
 
@@ -381,12 +469,19 @@ pub struct ColumnDecoder<'a> {
     model: Model,
     tid: u32,
     left: u32,
+    /// The chunk has the latency columns.
+    latency: bool,
+    /// The stored latency of the last event decoded (see [`latency_from_code`]).
+    last_latency: u32,
 }
 
 impl<'a> ColumnDecoder<'a> {
     /// Starts decoding `records` events of thread `tid` from `columns`
-    /// (fewer than [`COLUMNS`] columns means the rest are empty).
+    /// (fewer than [`COLUMNS`] columns means the rest are empty; more than
+    /// [`BASE_COLUMNS`] means the chunk has latencies, and then every event
+    /// must have its latency value).
     pub fn new(columns: Vec<&'a [u8]>, records: u32, tid: u32, t_first: TimeNs) -> Self {
+        let latency = columns.len() > col::LAT_ALLOC;
         let mut cols: Vec<Cursor<'a>> = columns.into_iter().map(Cursor::new).collect();
         cols.resize_with(COLUMNS, || Cursor::new(&[]));
         ColumnDecoder {
@@ -397,7 +492,37 @@ impl<'a> ColumnDecoder<'a> {
             },
             tid,
             left: records,
+            latency,
+            last_latency: 0,
         }
+    }
+
+    /// True when the chunk has latencies (the events may still have none).
+    pub fn has_latency(&self) -> bool {
+        self.latency
+    }
+
+    /// How long the allocator call of the event last returned by `next`
+    /// took, in ns; `None` when it was not measured.
+    pub fn latency_ns(&self) -> Option<u32> {
+        latency_from_code(self.last_latency)
+    }
+
+    /// The stored latency value of the last event (0 = not measured, else
+    /// `ns + 1`; see [`latency_from_code`]).
+    pub fn latency_code(&self) -> u32 {
+        self.last_latency
+    }
+
+    fn read_latency(&mut self, event: &Event) -> Option<()> {
+        if self.latency {
+            let column = match event {
+                Event::Free { .. } => col::LAT_FREE,
+                _ => col::LAT_ALLOC,
+            };
+            self.last_latency = u32::try_from(self.cols[column].u64()?).ok()?;
+        }
+        Some(())
     }
 
     fn dt(&mut self, column: usize) -> Option<TimeNs> {
@@ -512,7 +637,10 @@ impl Iterator for ColumnDecoder<'_> {
         }
         let index = self.cols[col::OPS].position();
         self.left -= 1;
-        match self.next_event() {
+        match self
+            .next_event()
+            .and_then(|e| self.read_latency(&e).map(|()| e))
+        {
             Some(e) => Some(Ok(e)),
             None => {
                 self.left = 0;

@@ -13,6 +13,11 @@
 //! works through the chunks in that order a few chunks ahead (a bounded
 //! channel), and the merge stashes the rare chunk that arrives early because
 //! of a tie.
+//!
+//! Allocator latencies (recorded with `memlens record --latency`) travel
+//! beside the events rather than inside them: [`EventStream::latency_ns`]
+//! gives the latency of the event last returned, and
+//! [`EventStream::next_with_latency`] returns both.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -20,20 +25,44 @@ use std::collections::{BinaryHeap, VecDeque};
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::mpsc::{Receiver, sync_channel};
 
-use crate::decode::decode_events;
+use crate::columns::latency_from_code;
+use crate::decode::decode_events_with_latency;
 use crate::format::ChunkKind;
 use crate::reader::{ChunkInfo, Damage, TraceFile};
 use crate::record::Event;
 
-/// A decoded chunk: its index in [`TraceFile::chunks`], its events and the
-/// damage met (the events before the damage are kept).
-type Decoded = (usize, Vec<Event>, Option<Damage>);
+/// A decoded chunk's content: its events, their stored latencies (empty
+/// when the chunk has none) and the damage met (the events before the damage
+/// are kept).
+type Content = (Vec<Event>, Vec<u32>, Option<Damage>);
+
+/// A decoded chunk: its index in [`TraceFile::chunks`] and its content.
+type Decoded = (usize, Content);
 
 struct Stream {
     /// Indices into the trace's chunk list, in order.
     chunks: VecDeque<usize>,
     events: Vec<Event>,
+    /// Stored latency per event (0 = not measured, else ns + 1), or empty.
+    latencies: Vec<u32>,
     pos: usize,
+}
+
+impl Stream {
+    fn load(&mut self, events: Vec<Event>, latencies: Vec<u32>) {
+        self.events = events;
+        self.latencies = latencies;
+        self.pos = 0;
+    }
+
+    /// The event at `pos` and its stored latency; advances.
+    #[inline]
+    fn take(&mut self) -> Option<(Event, u32)> {
+        let e = *self.events.get(self.pos)?;
+        let l = self.latencies.get(self.pos).copied().unwrap_or(0);
+        self.pos += 1;
+        Some((e, l))
+    }
 }
 
 enum Source {
@@ -46,7 +75,7 @@ enum Source {
         rx: Vec<Receiver<Decoded>>,
         /// Position in demand order of every chunk index.
         position: HashMap<usize, usize>,
-        stash: HashMap<usize, (Vec<Event>, Option<Damage>)>,
+        stash: HashMap<usize, Content>,
     },
 }
 
@@ -64,6 +93,8 @@ pub struct EventStream<'a> {
     /// Once a single thread is left (and none is to come), it is walked
     /// here directly: no heap, no map lookup per event.
     solo: Option<Stream>,
+    /// Stored latency of the event last returned (0 = not measured).
+    last_latency: u32,
 }
 
 impl std::fmt::Debug for EventStream<'_> {
@@ -77,15 +108,17 @@ fn decode_chunk(
     read: &mut impl FnMut(&ChunkInfo, &mut Vec<u8>, &mut Vec<u8>) -> Result<(), Damage>,
     scratch: &mut Vec<u8>,
     payload: &mut Vec<u8>,
-) -> (Vec<Event>, Option<Damage>) {
+) -> Content {
     if let Err(d) = read(chunk, scratch, payload) {
-        return (Vec::new(), Some(d));
+        return (Vec::new(), Vec::new(), Some(d));
     }
     let mut events = Vec::new();
-    match decode_events(&chunk.header, payload, &mut events) {
-        Ok(()) => (events, None),
+    let mut latencies = Vec::new();
+    match decode_events_with_latency(&chunk.header, payload, &mut events, &mut latencies) {
+        Ok(()) => (events, latencies, None),
         Err(e) => (
             events,
+            latencies,
             Some(Damage {
                 offset: chunk.offset,
                 reason: format!("{} at payload offset {} of the chunk", e.reason, e.offset),
@@ -135,6 +168,7 @@ impl<'a> EventStream<'a> {
                     Stream {
                         chunks,
                         events: Vec::new(),
+                        latencies: Vec::new(),
                         pos: 0,
                     },
                 )
@@ -149,6 +183,7 @@ impl<'a> EventStream<'a> {
             damage: Vec::new(),
             chunks_done: 0,
             solo: None,
+            last_latency: 0,
         }
     }
 
@@ -178,9 +213,8 @@ impl<'a> EventStream<'a> {
                         reader.read_payload(c, s, p)
                     };
                     for (i, chunk) in mine {
-                        let (events, damage) =
-                            decode_chunk(&chunk, &mut read, &mut scratch, &mut payload);
-                        if tx.send((i, events, damage)).is_err() {
+                        let content = decode_chunk(&chunk, &mut read, &mut scratch, &mut payload);
+                        if tx.send((i, content)).is_err() {
                             return; // the merge was dropped
                         }
                     }
@@ -211,7 +245,21 @@ impl<'a> EventStream<'a> {
         self.chunks_done
     }
 
-    fn fetch(&mut self, index: usize) -> (Vec<Event>, Option<Damage>) {
+    /// How long the allocator call of the event last returned by `next`
+    /// took, in ns (recorded with `memlens record --latency`); `None` when
+    /// it was not measured.
+    pub fn latency_ns(&self) -> Option<u32> {
+        latency_from_code(self.last_latency)
+    }
+
+    /// The next event in time order with its allocator latency in ns
+    /// (`None` when not measured).
+    pub fn next_with_latency(&mut self) -> Option<(Event, Option<u32>)> {
+        let e = self.next()?;
+        Some((e, self.latency_ns()))
+    }
+
+    fn fetch(&mut self, index: usize) -> Content {
         let trace = self.trace;
         match &mut self.source {
             Source::Inline { scratch, payload } => {
@@ -228,11 +276,11 @@ impl<'a> EventStream<'a> {
                     return found;
                 }
                 let worker = position.get(&index).map_or(0, |p| p % rx.len());
-                while let Ok((i, events, damage)) = rx[worker].recv() {
+                while let Ok((i, content)) = rx[worker].recv() {
                     if i == index {
-                        return (events, damage);
+                        return content;
                     }
-                    stash.insert(i, (events, damage));
+                    stash.insert(i, content);
                 }
                 // The decoding thread is gone: decode here.
                 self.source = Source::Inline {
@@ -251,13 +299,12 @@ impl<'a> EventStream<'a> {
         };
         while let Some(index) = stream.chunks.pop_front() {
             self.chunks_done += 1;
-            let (events, damage) = self.fetch(index);
+            let (events, latencies, damage) = self.fetch(index);
             if let Some(d) = damage {
                 self.damage.push(d);
             }
             if !events.is_empty() {
-                stream.events = events;
-                stream.pos = 0;
+                stream.load(events, latencies);
                 self.solo = Some(stream);
                 return true;
             }
@@ -276,14 +323,13 @@ impl<'a> EventStream<'a> {
                 return false;
             };
             self.chunks_done += 1;
-            let (events, damage) = self.fetch(index);
+            let (events, latencies, damage) = self.fetch(index);
             if let Some(d) = damage {
                 self.damage.push(d);
             }
             if !events.is_empty() {
                 let stream = self.streams.get_mut(&tid).expect("checked above");
-                stream.events = events;
-                stream.pos = 0;
+                stream.load(events, latencies);
                 return true;
             }
         }
@@ -311,8 +357,8 @@ impl Iterator for EventStream<'_> {
     fn next(&mut self) -> Option<Event> {
         loop {
             if let Some(stream) = &mut self.solo {
-                if let Some(&e) = stream.events.get(stream.pos) {
-                    stream.pos += 1;
+                if let Some((e, l)) = stream.take() {
+                    self.last_latency = l;
                     return Some(e);
                 }
                 if self.refill_solo() {
@@ -338,8 +384,8 @@ impl Iterator for EventStream<'_> {
             self.open_pending_up_to(horizon);
             let Reverse((_, tid)) = self.heap.pop()?;
             let stream = self.streams.get_mut(&tid)?;
-            let event = stream.events[stream.pos];
-            stream.pos += 1;
+            let (event, latency) = stream.take()?;
+            self.last_latency = latency;
             if stream.pos < stream.events.len() {
                 let t = stream.events[stream.pos].time();
                 self.heap.push(Reverse((t, tid)));

@@ -75,12 +75,18 @@ impl<W: Write> TraceWriter<W> {
 
     /// Adds an allocation event to its thread's stream.
     pub fn event(&mut self, event: &Event) -> io::Result<()> {
+        self.event_with_latency(event, None)
+    }
+
+    /// Adds an allocation event with how long its allocator call took, in ns
+    /// (`None`: not measured).
+    pub fn event_with_latency(&mut self, event: &Event, latency_ns: Option<u32>) -> io::Result<()> {
         let tid = event.tid();
         let builder = self
             .threads
             .entry(tid)
             .or_insert_with(|| ChunkBuilder::new(ChunkKind::Events, tid));
-        builder.event(event);
+        builder.event_with_latency(event, latency_ns);
         if builder.len() >= self.chunk_bytes {
             builder.finish(&mut self.framed, self.compressor.as_mut());
             self.write_framed()?;

@@ -31,6 +31,7 @@ mod error;
 mod extrema;
 mod growth;
 mod ids;
+pub mod latency;
 mod meta_tree;
 mod model;
 mod output;

@@ -156,6 +156,14 @@ impl Symbolizer {
         idx
     }
 
+    /// Names `address` as `frame` without any lookup: the recorder already knew its
+    /// name (a synthetic frame of a managed runtime, such as a Java method and line).
+    /// Named addresses take precedence over the module map and produce no
+    /// diagnostics.
+    pub fn name_address(&mut self, address: u64, frame: Frame) {
+        self.cache.insert(address, Arc::from(vec![frame]));
+    }
+
     /// Symbolizes one address. Prefer [`Symbolizer::symbolize_all`] for many.
     pub fn symbolize(&mut self, address: u64) -> SymbolizedAddress {
         // `symbolize_all` returns one result per input address, so there is exactly one.

@@ -41,16 +41,40 @@ fn seed_trace(rng: &mut Rng) -> Vec<u8> {
     .expect("meta");
     let mut live: Vec<(u32, u64)> = Vec::new();
     let mut t = 0;
+    // Half the seeds carry allocator latencies (the optional columns).
+    let latencies = rng.below(2) == 0;
     for i in 0..(200 + rng.below(3000)) {
         t += rng.below(500) as u64;
         let tid = 1 + rng.below(3) as u32;
         if i % 17 == 0 {
+            let ip = rng.next();
             w.meta(&Meta::StackNode {
                 id: 1 + (i / 17) as u32,
                 parent: (i / 17) as u32,
-                ip: rng.next(),
+                ip,
             })
             .expect("meta");
+            // Java-style records: a named frame, a type and a typed stack.
+            if i % 34 == 0 {
+                w.meta(&Meta::FrameName {
+                    ip,
+                    function: format!("com.example.C.m{i}"),
+                    file: "C.java".into(),
+                    line: i as u32,
+                })
+                .expect("meta");
+                w.meta(&Meta::TypeName {
+                    id: 1 + (i / 34) as u32,
+                    name: format!("T{i}[]"),
+                })
+                .expect("meta");
+                w.meta(&Meta::TypedStack {
+                    id: 100_000 + i as u32,
+                    stack: 1 + (i / 17) as u32,
+                    type_id: 1 + (i / 34) as u32,
+                })
+                .expect("meta");
+            }
         }
         let e = if live.is_empty() || rng.below(3) != 0 {
             let addr = (0x5000_0000 + rng.below(1 << 20) as u64)
@@ -81,7 +105,16 @@ fn seed_trace(rng: &mut Rng) -> Vec<u8> {
                 Event::Free { t, tid, addr }
             }
         };
-        w.event(&e).expect("event");
+        if latencies {
+            let ns = match rng.below(20) {
+                0 => None,
+                1 => Some(rng.next() as u32),
+                _ => Some(rng.below(300) as u32),
+            };
+            w.event_with_latency(&e, ns).expect("event");
+        } else {
+            w.event(&e).expect("event");
+        }
     }
     w.finish().expect("finish")
 }
@@ -132,7 +165,9 @@ fn read_all(path: &std::path::Path) {
         let mut damage = Vec::new();
         let _ = Metadata::load(&trace, &mut damage);
         let mut stream = EventStream::new(&trace);
-        let _ = stream.by_ref().count();
+        while let Some((_, latency)) = stream.next_with_latency() {
+            assert!(latency.is_none_or(|ns| ns <= memlens_trace::columns::MAX_LATENCY_NS));
+        }
         let _ = stream.take_damage();
         let mut sink = std::io::sink();
         let _ = memlens_trace::dump::dump(&trace, &mut sink);

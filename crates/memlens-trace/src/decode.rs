@@ -66,6 +66,12 @@ impl<'a> RecordDecoder<'a> {
             failed: false,
         }
     }
+
+    /// How long the allocator call of the event last returned took, in ns:
+    /// `None` for records without a measured latency (see `columns.rs`).
+    pub fn latency_ns(&self) -> Option<u32> {
+        self.columns.as_ref().and_then(ColumnDecoder::latency_ns)
+    }
 }
 
 fn meta(record_tag: u8, body: &[u8]) -> Option<Option<Meta>> {
@@ -169,6 +175,28 @@ fn meta(record_tag: u8, body: &[u8]) -> Option<Option<Meta>> {
             t: c.u64()?,
             how: c.string()?,
         },
+        tag::TYPE_NAME => Meta::TypeName {
+            id: c.u32()?,
+            name: c.string()?,
+        },
+        tag::FRAME_NAME => Meta::FrameName {
+            ip: c.u64()?,
+            function: c.string()?,
+            file: c.string()?,
+            line: c.u32()?,
+        },
+        tag::TYPED_STACK => {
+            let id = c.u32()?;
+            let back = c.u32()?;
+            if back == 0 {
+                return None; // the base stack precedes the typed one
+            }
+            Meta::TypedStack {
+                id,
+                stack: id.checked_sub(back)?,
+                type_id: c.u32()?,
+            }
+        }
         _ => return Some(None),
     };
     Some(Some(m))
@@ -263,14 +291,37 @@ pub fn decode_events(
     payload: &[u8],
     out: &mut Vec<Event>,
 ) -> Result<(), DecodeError> {
+    decode_events_with_latency(header, payload, out, &mut Vec::new())
+}
+
+/// [`decode_events`], also filling `latencies` with one stored latency per
+/// event (0 = not measured, else `ns + 1`: see
+/// [`crate::columns::latency_from_code`]) when the chunk has latencies; left
+/// empty when it has none.
+pub fn decode_events_with_latency(
+    header: &ChunkHeader,
+    payload: &[u8],
+    out: &mut Vec<Event>,
+    latencies: &mut Vec<u32>,
+) -> Result<(), DecodeError> {
     let cols = split_columns(payload).ok_or_else(|| DecodeError {
         offset: 0,
         reason: "the column table is malformed".into(),
     })?;
     out.reserve(header.records as usize);
-    for e in ColumnDecoder::new(cols, header.records, header.stream, header.t_first) {
+    let mut decoder = ColumnDecoder::new(cols, header.records, header.stream, header.t_first);
+    let with_latency = decoder.has_latency();
+    if with_latency {
+        latencies.reserve(header.records as usize);
+    }
+    while let Some(e) = decoder.next() {
         match e {
-            Ok(e) => out.push(e),
+            Ok(e) => {
+                out.push(e);
+                if with_latency {
+                    latencies.push(decoder.latency_code());
+                }
+            }
             Err(at) => {
                 return Err(DecodeError {
                     offset: at,

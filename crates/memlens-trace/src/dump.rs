@@ -2,7 +2,7 @@
 //!
 //! Chunk boundaries appear as `# chunk …` comment lines so a damaged file can
 //! be inspected chunk by chunk; damage appears as `# damage …` lines where it
-//! was found.
+//! was found. Events recorded with `--latency` end in `latency=<ns>ns`.
 
 use std::io::{self, Write};
 
@@ -74,6 +74,16 @@ pub fn format_record(record: &Record) -> String {
             Meta::Warning { t, message } => format!("{t} warning {message:?}"),
             Meta::Clock { t, raw } => format!("{t} clock raw={raw}"),
             Meta::End { t, how } => format!("{t} end how={how}"),
+            Meta::TypeName { id, name } => format!("type id={id} name={name:?}"),
+            Meta::FrameName {
+                ip,
+                function,
+                file,
+                line,
+            } => format!("frame ip={ip:#x} function={function:?} file={file:?} line={line}"),
+            Meta::TypedStack { id, stack, type_id } => {
+                format!("typed-stack id={id} stack={stack} type={type_id}")
+            }
         },
         Record::Other { tag, body } => format!("record tag={tag:#04x} len={}", body.len()),
     }
@@ -149,10 +159,14 @@ pub fn dump(trace: &TraceFile, out: &mut dyn Write) -> io::Result<(u64, Vec<Dama
             }
             continue;
         }
-        for record in RecordDecoder::new(h, &payload) {
+        let mut decoder = RecordDecoder::new(h, &payload);
+        while let Some(record) = decoder.next() {
             match record {
                 Ok(r) => {
-                    writeln!(out, "{}", format_record(&r))?;
+                    match decoder.latency_ns() {
+                        Some(ns) => writeln!(out, "{} latency={ns}ns", format_record(&r))?,
+                        None => writeln!(out, "{}", format_record(&r))?,
+                    }
                     records += 1;
                 }
                 Err(e) => {

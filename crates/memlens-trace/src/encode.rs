@@ -63,6 +63,12 @@ impl ChunkBuilder {
 
     /// Appends an allocation event. The event's `tid` must be this stream's.
     pub fn event(&mut self, event: &Event) {
+        self.event_with_latency(event, None);
+    }
+
+    /// Appends an allocation event with how long its allocator call took, in
+    /// ns (`None`: not measured; see `columns.rs`).
+    pub fn event_with_latency(&mut self, event: &Event, latency_ns: Option<u32>) {
         debug_assert_eq!(self.kind, ChunkKind::Events);
         if self.records == 0 {
             self.t_first = None;
@@ -110,7 +116,7 @@ impl ChunkBuilder {
                 stack,
             },
         };
-        self.columns.push(&event);
+        self.columns.push_with_latency(&event, latency_ns);
         self.records += 1;
     }
 
@@ -198,6 +204,29 @@ impl ChunkBuilder {
                 put_u64(&mut body, *t);
                 put_str(&mut body, how);
                 tag::END
+            }
+            Meta::TypeName { id, name } => {
+                put_u64(&mut body, u64::from(*id));
+                put_str(&mut body, name);
+                tag::TYPE_NAME
+            }
+            Meta::FrameName {
+                ip,
+                function,
+                file,
+                line,
+            } => {
+                put_u64(&mut body, *ip);
+                put_str(&mut body, function);
+                put_str(&mut body, file);
+                put_u64(&mut body, u64::from(*line));
+                tag::FRAME_NAME
+            }
+            Meta::TypedStack { id, stack, type_id } => {
+                put_u64(&mut body, u64::from(*id));
+                put_u64(&mut body, u64::from(id.wrapping_sub(*stack)));
+                put_u64(&mut body, u64::from(*type_id));
+                tag::TYPED_STACK
             }
         };
         self.sized(record_tag, &body);

@@ -102,4 +102,10 @@ pub mod tag {
     pub const CLOCK: u8 = 0x88;
     /// The process ended cleanly.
     pub const END: u8 = 0x89;
+    /// A type's name (Java class names).
+    pub const TYPE_NAME: u8 = 0x8a;
+    /// The name of a synthetic frame address (Java methods).
+    pub const FRAME_NAME: u8 = 0x8b;
+    /// A stack id that is another stack plus an allocation type.
+    pub const TYPED_STACK: u8 = 0x8c;
 }

@@ -39,10 +39,11 @@ pub mod writer;
 pub use decode::{Record, RecordDecoder};
 pub use encode::ChunkBuilder;
 pub use merge::EventStream;
-pub use metadata::{LoadedModule, Mark, Metadata, StackTable, ThreadInfo};
+pub use metadata::{FrameName, LoadedModule, Mark, Metadata, StackTable, ThreadInfo};
 pub use reader::{ChunkInfo, Damage, OpenError, TraceFile};
 pub use record::{
-    AllocFn, ClockSource, Event, Meta, Module, ProcessInfo, Segment, StackId, TimeNs,
+    AllocFn, ClockSource, Event, Meta, Module, ProcessInfo, SYNTHETIC_FRAME_BASE, Segment, StackId,
+    TimeNs,
 };
 pub use refs::{RefItem, RefKind, RefRecord, ReferenceWriter, read_references};
 pub use writer::TraceWriter;

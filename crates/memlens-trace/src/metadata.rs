@@ -15,10 +15,18 @@ use crate::record::{Meta, Module, ProcessInfo, StackId, TimeNs};
 ///
 /// Invariant: index 0 is the root (no frame); `parent[i] < i` for every other
 /// node, so walking parents always terminates.
+///
+/// Typed stacks ([`Meta::TypedStack`]) are nodes of their own that copy the
+/// parent and frame of the stack they stand for, so every walk sees the same
+/// frames; [`StackTable::type_of`] gives their type.
 #[derive(Debug, Clone, Default)]
 pub struct StackTable {
     parent: Vec<StackId>,
     ip: Vec<u64>,
+    /// Type id per node (empty until a typed stack is inserted; 0 = untyped).
+    types: Vec<u32>,
+    /// Typed stacks whose frames are not copied yet: (id, stack it stands for).
+    pending_typed: Vec<(StackId, StackId)>,
 }
 
 impl StackTable {
@@ -27,7 +35,62 @@ impl StackTable {
         StackTable {
             parent: vec![0],
             ip: vec![0],
+            types: Vec::new(),
+            pending_typed: Vec::new(),
         }
+    }
+
+    /// Adds typed stack `id`: the frames of `stack` with type `type_id`.
+    /// Inconsistent nodes are ignored and reported as `false`. The frames are
+    /// copied by [`StackTable::resolve_typed`] once every node is known.
+    pub fn insert_typed(&mut self, id: StackId, stack: StackId, type_id: u32) -> bool {
+        let idx = id as usize;
+        if id == 0 || stack >= id {
+            return false;
+        }
+        if idx >= self.parent.len() {
+            self.parent.resize(idx + 1, 0);
+            self.ip.resize(idx + 1, 0);
+        }
+        if idx >= self.types.len() {
+            self.types.resize(idx + 1, 0);
+        }
+        self.types[idx] = type_id;
+        self.pending_typed.push((id, stack));
+        true
+    }
+
+    /// Copies the parent and frame of each typed stack's base stack, in id
+    /// order (a base always has a smaller id, so chains resolve). Idempotent.
+    pub fn resolve_typed(&mut self) {
+        let mut pending = std::mem::take(&mut self.pending_typed);
+        pending.sort_unstable();
+        for (id, stack) in pending {
+            let (id, stack) = (id as usize, stack as usize);
+            if stack == 0 {
+                // The empty stack with a type: no frame of its own.
+                self.parent[id] = 0;
+                self.ip[id] = 0;
+            } else if stack < self.parent.len() {
+                self.parent[id] = self.parent[stack];
+                self.ip[id] = self.ip[stack];
+            }
+        }
+    }
+
+    /// The type id of stack `id` (0 when it is not a typed stack).
+    pub fn type_of(&self, id: StackId) -> u32 {
+        self.types.get(id as usize).copied().unwrap_or(0)
+    }
+
+    /// Whether any typed stack was inserted (a Java trace).
+    pub fn has_types(&self) -> bool {
+        !self.types.is_empty()
+    }
+
+    /// Whether node `id` is a typed alias of the empty stack (it has no frame).
+    pub fn is_typed_root(&self, id: StackId) -> bool {
+        self.type_of(id) != 0 && self.parent(id) == 0 && self.ip(id) == 0
     }
 
     /// Adds node `id`; out-of-order or inconsistent nodes are ignored and
@@ -70,12 +133,26 @@ impl StackTable {
     /// caller) first.
     pub fn frames(&self, mut id: StackId) -> Vec<u64> {
         let mut out = Vec::new();
+        if self.is_typed_root(id) {
+            return out;
+        }
         while id != 0 && (id as usize) < self.parent.len() {
             out.push(self.ip[id as usize]);
             id = self.parent[id as usize];
         }
         out
     }
+}
+
+/// The name of a synthetic frame address ([`Meta::FrameName`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FrameName {
+    /// The function.
+    pub function: String,
+    /// The source file name (empty when unknown).
+    pub file: String,
+    /// The line (0 when unknown).
+    pub line: u32,
 }
 
 /// A mark: a named point in time.
@@ -120,6 +197,11 @@ pub struct Metadata {
     pub threads: HashMap<u32, ThreadInfo>,
     /// The interned stacks.
     pub stacks: StackTable,
+    /// Type names by type id (Java traces).
+    pub types: HashMap<u32, String>,
+    /// Names of synthetic frame addresses (Java traces); they take precedence
+    /// over the module map.
+    pub frame_names: HashMap<u64, FrameName>,
     /// Marks in time order.
     pub marks: Vec<Mark>,
     /// Warnings from the recorder.
@@ -168,6 +250,7 @@ impl Metadata {
             }
         }
         md.marks.sort_by_key(|m| m.t);
+        md.stacks.resolve_typed();
         md
     }
 
@@ -195,6 +278,35 @@ impl Metadata {
             Meta::Warning { t, message } => self.warnings.push((t, message)),
             Meta::Clock { .. } => {}
             Meta::End { t, how } => self.end = Some((t, how)),
+            Meta::TypeName { id, name } => {
+                self.types.insert(id, name);
+            }
+            Meta::FrameName {
+                ip,
+                function,
+                file,
+                line,
+            } => {
+                self.frame_names.insert(
+                    ip,
+                    FrameName {
+                        function,
+                        file,
+                        line,
+                    },
+                );
+            }
+            Meta::TypedStack { id, stack, type_id } => {
+                self.stacks.insert_typed(id, stack, type_id);
+            }
+        }
+    }
+
+    /// The type name of stack `id` when it is a typed stack with a named type.
+    pub fn type_name(&self, id: StackId) -> Option<&str> {
+        match self.stacks.type_of(id) {
+            0 => None,
+            ty => self.types.get(&ty).map(String::as_str),
         }
     }
 

@@ -266,4 +266,42 @@ pub enum Meta {
         /// How: `"exit"`, `"_exit"`, `"exec"`.
         how: String,
     },
+    /// The name of type `id` (Java traces: a class name such as
+    /// `java.util.HashMap$Node` or `int[]`), used by [`Meta::TypedStack`].
+    TypeName {
+        /// The type id (from 1; 0 means "no type").
+        id: u32,
+        /// Its name.
+        name: String,
+    },
+    /// The source-level name of a synthetic frame address: recorders of managed
+    /// runtimes (the JVMTI agent) give each method and line an address of their
+    /// own in stack nodes and name it here, so stacks stay a prefix tree of
+    /// addresses. A named address is never looked up in the module map.
+    FrameName {
+        /// The frame address used in [`Meta::StackNode`]s.
+        ip: u64,
+        /// The function, e.g. `com.example.Cache.lookup`.
+        function: String,
+        /// The source file name, e.g. `Cache.java` (empty when unknown).
+        file: String,
+        /// The source line (0 when unknown).
+        line: u32,
+    },
+    /// A typed stack: stack id `id` has exactly the frames of `stack` and marks
+    /// the allocations that name it as objects of type `type_id`. Lets event
+    /// chunks carry an allocation's type in their stack column. `stack < id`.
+    TypedStack {
+        /// The new stack id (in the same id space as stack nodes).
+        id: StackId,
+        /// The stack whose frames it has (0 = the empty stack).
+        stack: StackId,
+        /// The type, named by a [`Meta::TypeName`].
+        type_id: u32,
+    },
 }
+
+/// The first synthetic frame address of the JVMTI agent: Java frames get
+/// addresses from here up (kernel space, which no user-space return address
+/// can be), each named by a [`Meta::FrameName`].
+pub const SYNTHETIC_FRAME_BASE: u64 = 0xffff_f000_0000_0000;

@@ -46,6 +46,9 @@ fn rendered() -> String {
         ("warning", tag::WARNING),
         ("clock", tag::CLOCK),
         ("end", tag::END),
+        ("type_name", tag::TYPE_NAME),
+        ("frame_name", tag::FRAME_NAME),
+        ("typed_stack", tag::TYPED_STACK),
     ] {
         s += &format!("tag {name:<15} {t:#04x}\n");
     }
@@ -60,6 +63,8 @@ fn rendered() -> String {
         ("pred", col::PRED),
         ("ref_lo", col::REF_LO),
         ("ref_hi", col::REF_HI),
+        ("lat_alloc", col::LAT_ALLOC),
+        ("lat_free", col::LAT_FREE),
     ] {
         s += &format!("column {name:<12} {c}\n");
     }

@@ -22,7 +22,7 @@ use anyhow::Result;
 use indicatif::ProgressBar;
 use memlens_heap::{
     AllocKind, ClassifierChain, ClassifierOptions, FrameId, FrameInfo, HeapError, HeapModel,
-    HeapModelBuilder, StackId, TimeWindow, format_duration, parse_classifiers,
+    HeapModelBuilder, StackId, TimeWindow, TypeId, format_duration, parse_classifiers,
 };
 use memlens_trace::{AllocFn, Event, Metadata};
 
@@ -48,13 +48,14 @@ impl HeapTrace {
         builder.start(0);
         builder.reserve((md.event_records / 2) as usize);
         let symbol_notes = add_context(&mut builder, md);
+        let types = stack_types(&mut builder, md);
         let bar = load::progress(&loaded);
         let mut marks = md.marks.iter().peekable();
         let damage = load::for_each_event(&loaded, &bar, |event| {
             while let Some(mark) = marks.next_if(|m| m.t <= event.time()) {
                 builder.mark(mark.t, &mark.name);
             }
-            add_event(&mut builder, event);
+            add_event(&mut builder, event, &types);
         });
         for mark in marks {
             builder.mark(mark.t, &mark.name);
@@ -225,6 +226,30 @@ fn add_context(builder: &mut HeapModelBuilder, md: &Metadata) -> Vec<String> {
         .collect()
 }
 
+/// The engine type of every stack id of a trace with typed stacks (Java traces),
+/// empty for other traces. Types with the same name share one engine type.
+fn stack_types(builder: &mut HeapModelBuilder, md: &Metadata) -> Vec<TypeId> {
+    if !md.stacks.has_types() {
+        return Vec::new();
+    }
+    let mut by_name: HashMap<&str, TypeId> = HashMap::new();
+    let mut ids: Vec<(&u32, &String)> = md.types.iter().collect();
+    ids.sort_unstable();
+    let mut by_id: HashMap<u32, TypeId> = HashMap::new();
+    for (&id, name) in ids {
+        let ty = *by_name
+            .entry(name.as_str())
+            .or_insert_with(|| builder.add_type(name));
+        by_id.insert(id, ty);
+    }
+    (0..md.stacks.len() as u32)
+        .map(|s| match md.stacks.type_of(s) {
+            0 => TypeId::UNKNOWN,
+            t => by_id.get(&t).copied().unwrap_or(TypeId::UNKNOWN),
+        })
+        .collect()
+}
+
 /// A spinner for symbolizing many addresses (a large program's debug information can
 /// take seconds to read), shown only on a terminal.
 fn symbolizing_spinner(addresses: usize) -> ProgressBar {
@@ -237,8 +262,8 @@ fn symbolizing_spinner(addresses: usize) -> ProgressBar {
     bar
 }
 
-/// Feeds one trace event to the builder.
-fn add_event(builder: &mut HeapModelBuilder, event: &Event) {
+/// Feeds one trace event to the builder; `types` gives typed stacks their type.
+fn add_event(builder: &mut HeapModelBuilder, event: &Event, types: &[TypeId]) {
     match *event {
         Event::Alloc {
             t,
@@ -248,12 +273,20 @@ fn add_event(builder: &mut HeapModelBuilder, event: &Event) {
             stack,
             func,
         } => {
+            let ty = types
+                .get(stack as usize)
+                .copied()
+                .unwrap_or(TypeId::UNKNOWN);
             let kind = match func {
+                _ if ty != TypeId::UNKNOWN => AllocKind::New,
                 AllocFn::Malloc => AllocKind::Malloc,
                 AllocFn::Calloc => AllocKind::Calloc,
                 _ => AllocKind::Aligned,
             };
-            builder.alloc(t, u64::from(tid), addr, size, StackId(stack), kind);
+            let id = builder.alloc(t, u64::from(tid), addr, size, StackId(stack), kind);
+            if ty != TypeId::UNKNOWN {
+                builder.set_type(id, ty);
+            }
         }
         Event::Free { t, tid, addr } => builder.free(t, u64::from(tid), addr),
         Event::Realloc {

@@ -55,11 +55,21 @@ pub fn for_each_event(
     bar: &ProgressBar,
     mut f: impl FnMut(&memlens_trace::Event),
 ) -> Vec<Damage> {
+    for_each_event_with_latency(loaded, bar, |e, _| f(e))
+}
+
+/// [`for_each_event`], also passing each event's allocator latency in ns
+/// (`None` unless recorded with `memlens record --latency`).
+pub fn for_each_event_with_latency(
+    loaded: &Loaded,
+    bar: &ProgressBar,
+    mut f: impl FnMut(&memlens_trace::Event, Option<u32>),
+) -> Vec<Damage> {
     let mut stream = EventStream::new(&loaded.trace);
     let mut seen = 0u64;
     let mut n = 0u32;
     while let Some(e) = stream.next() {
-        f(&e);
+        f(&e, stream.latency_ns());
         n += 1;
         if n == 65_536 {
             n = 0;

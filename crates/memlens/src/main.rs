@@ -6,12 +6,16 @@
 //! file). Errors are one sentence on stderr naming the file, offset or
 //! argument at fault.
 
+mod alloc_model;
 mod cache_cmd;
+mod cache_record;
+mod cache_view_cmd;
 mod dump_cmd;
 mod growth_cmd;
 mod heap_model;
 mod load;
 mod record;
+mod render_cmd;
 mod report_cmd;
 mod sites;
 mod summary_cmd;
@@ -49,6 +53,12 @@ enum Command {
     View(view_cmd::ViewArgs),
     /// Write one self-contained HTML report of a trace, viewable with no server.
     Report(report_cmd::ReportArgs),
+    /// Draw a lens as an image: `render alloc` draws the allocation map as a PNG.
+    #[command(subcommand)]
+    Render(render_cmd::RenderCommand),
+    /// Allocation-map lens: bins of a trace, the pool-allocator replay and metrics over time.
+    #[command(subcommand)]
+    Alloc(render_cmd::AllocCommand),
 }
 
 /// A usage error: exits with status 2.
@@ -95,7 +105,7 @@ fn usage_error(e: clap::Error) -> ! {
         .filter(|a| {
             [
                 "record", "summary", "dump", "tree", "growth", "cache", "kernel", "simulate",
-                "view", "report",
+                "view", "report", "render", "alloc", "bins", "replay", "metrics",
             ]
             .contains(&a.as_str())
         })
@@ -126,6 +136,8 @@ fn main() {
         Command::Cache(c) => cache_cmd::run(c),
         Command::View(a) => view_cmd::run(a),
         Command::Report(a) => report_cmd::run(a),
+        Command::Render(c) => render_cmd::run(c),
+        Command::Alloc(c) => render_cmd::run_alloc(c),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -1,4 +1,4 @@
-//! `memlens record [-o FILE] [--unwind fp|dwarf] -- CMD ARGS…`: runs a
+//! `memlens record [-o FILE] [--unwind fp|dwarf] [--latency] -- CMD ARGS…`: runs a
 //! program under the LD_PRELOAD recorder and reports the trace files.
 //!
 //! The recorder library is looked for in `$MEMLENS_PRELOAD`, next to this
@@ -35,6 +35,23 @@ pub struct RecordArgs {
     /// snapshot times for the heap-evolution lens).
     #[arg(long, value_name = "DURATION")]
     mark_every: Option<String>,
+    /// Also record how long each malloc/calloc/realloc/free/aligned call
+    /// took inside the allocator (in ns, shown by `memlens summary` and
+    /// `memlens dump`); costs two clock reads per call.
+    #[arg(long)]
+    latency: bool,
+    /// Record a Java program through the JVMTI agent (libmemlens_jvmti.so)
+    /// instead of LD_PRELOAD: typed objects, Java stacks, threads, deaths and
+    /// garbage collections as marks (see docs/java.md).
+    #[arg(long, conflicts_with_all = ["mark_every", "latency"])]
+    java: bool,
+    /// With --java: record about one allocation per BYTES allocated (JVMTI
+    /// heap sampling) instead of every allocation.
+    #[arg(long, value_name = "BYTES", requires = "java")]
+    java_sample: Option<u64>,
+    /// With --java: Java frames kept per stack.
+    #[arg(long, value_name = "N", requires = "java", default_value_t = 16)]
+    java_depth: u32,
     /// Overwrite the output file if it exists.
     #[arg(short, long)]
     force: bool,
@@ -126,8 +143,14 @@ fn inspect(path: &Path) -> Interposition {
     Interposition::Fine
 }
 
+#[path = "record_java.rs"]
+mod java;
+
 /// Runs `memlens record`.
 pub fn run(args: RecordArgs) -> Result<i32> {
+    if args.java {
+        return java::run(args);
+    }
     let preload = find_preload()?;
     let program = PathBuf::from(&args.command[0]);
     let Some(resolved) = resolve_command(&program) else {
@@ -197,6 +220,11 @@ pub fn run(args: RecordArgs) -> Result<i32> {
     }
     if let Some(every) = &args.mark_every {
         cmd.env("MEMLENS_MARK_EVERY", every);
+    }
+    if args.latency {
+        cmd.env("MEMLENS_LATENCY", "1");
+    } else {
+        cmd.env_remove("MEMLENS_LATENCY");
     }
     // Ctrl-C goes to the program (same process group); we report afterwards.
     // SAFETY: ignoring SIGINT/SIGQUIT in this process only.

@@ -37,7 +37,8 @@ fn is_system_module(path: &str) -> bool {
 
 /// The symbolizer for a trace's module map (the executable found through
 /// the process record's path). Modules loaded later (`dlopen`) come later in
-/// the list and take precedence where they overlap older ones.
+/// the list and take precedence where they overlap older ones. Addresses the
+/// trace names itself (Java frames) resolve to those names.
 pub fn symbolizer_for(md: &Metadata) -> Symbolizer {
     let modules = md
         .modules
@@ -63,7 +64,22 @@ pub fn symbolizer_for(md: &Metadata) -> Symbolizer {
         main_executable: md.process.as_ref().map(|p| PathBuf::from(&p.exe)),
         ..SymbolizerOptions::default()
     };
-    Symbolizer::new(modules, options)
+    let mut symbolizer = Symbolizer::new(modules, options);
+    for (&ip, name) in &md.frame_names {
+        symbolizer.name_address(
+            ip,
+            Frame {
+                function: Some(name.function.clone()),
+                raw_name: None,
+                file: (!name.file.is_empty()).then(|| name.file.clone()),
+                line: (name.line != 0).then_some(name.line),
+                column: None,
+                inlined: false,
+                module: None,
+            },
+        );
+    }
+    symbolizer
 }
 
 /// The path of the module whose executable segment holds `addr`, from the

@@ -1,11 +1,14 @@
 //! `memlens summary FILE [--json]`: totals, peak and when, leaked at exit,
-//! temporary allocations, and the top allocation sites by bytes and by count.
+//! temporary allocations, the top allocation sites by bytes and by count,
+//! and allocator latency percentiles per function when the trace has them
+//! (`memlens record --latency`).
 
 use std::path::PathBuf;
 
 use anyhow::Result;
+use memlens_heap::latency::{LatencyRow, LatencyTable};
 use memlens_heap::summary::{StackFigures, Summary, SummaryBuilder};
-use memlens_trace::Event;
+use memlens_trace::{AllocFn, Event};
 use serde::Serialize;
 
 use crate::load;
@@ -63,6 +66,35 @@ struct SummaryJson {
     top_sites_by_count: Vec<SiteRow>,
     top_peak_sites: Vec<SiteRow>,
     top_leak_sites: Vec<SiteRow>,
+    /// Allocator latency per function (only for traces recorded with `--latency`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    latency: Vec<LatencyJson>,
+}
+
+/// One function's allocator latency figures, in ns.
+#[derive(Serialize)]
+struct LatencyJson {
+    function: String,
+    calls: u64,
+    p50_ns: u32,
+    p90_ns: u32,
+    p99_ns: u32,
+    max_ns: u32,
+    mean_ns: f64,
+}
+
+impl From<&LatencyRow> for LatencyJson {
+    fn from(r: &LatencyRow) -> Self {
+        LatencyJson {
+            function: r.function.clone(),
+            calls: r.calls,
+            p50_ns: r.p50_ns,
+            p90_ns: r.p90_ns,
+            p99_ns: r.p99_ns,
+            max_ns: r.max_ns,
+            mean_ns: (r.mean_ns * 10.0).round() / 10.0,
+        }
+    }
 }
 
 /// Merges stacks that render to the same call path and ranks them.
@@ -122,18 +154,41 @@ fn rank(
 
 /// Runs the streaming summary over a loaded trace.
 pub fn summarize(loaded: &load::Loaded) -> (Summary, Vec<memlens_trace::Damage>) {
+    let (s, _, damage) = summarize_with_latency(loaded);
+    (s, damage)
+}
+
+/// [`summarize`], also collecting allocator latencies per function (empty
+/// unless the trace was recorded with `--latency`).
+pub fn summarize_with_latency(
+    loaded: &load::Loaded,
+) -> (Summary, LatencyTable, Vec<memlens_trace::Damage>) {
     let bar = load::progress(loaded);
     let mut b = SummaryBuilder::new();
-    let damage = load::for_each_event(loaded, &bar, |e| match *e {
+    let mut lat = LatencyTable::new();
+    let alloc_ops = AllocFn::ALL.map(|f| lat.op(f.name()));
+    let realloc_op = lat.op("realloc");
+    let free_op = lat.op("free");
+    let damage = load::for_each_event_with_latency(loaded, &bar, |e, latency| match *e {
         Event::Alloc {
             t,
             tid,
             addr,
             size,
             stack,
-            ..
-        } => b.alloc(t, tid, addr, size, stack),
-        Event::Free { t, tid, addr } => b.free(t, tid, addr),
+            func,
+        } => {
+            b.alloc(t, tid, addr, size, stack);
+            if let Some(ns) = latency {
+                lat.record(alloc_ops[func as usize], ns);
+            }
+        }
+        Event::Free { t, tid, addr } => {
+            b.free(t, tid, addr);
+            if let Some(ns) = latency {
+                lat.record(free_op, ns);
+            }
+        }
         Event::Realloc {
             t,
             tid,
@@ -141,10 +196,27 @@ pub fn summarize(loaded: &load::Loaded) -> (Summary, Vec<memlens_trace::Damage>)
             new_addr,
             size,
             stack,
-        } => b.realloc(t, tid, old_addr, new_addr, size, stack),
+        } => {
+            b.realloc(t, tid, old_addr, new_addr, size, stack);
+            if let Some(ns) = latency {
+                lat.record(realloc_op, ns);
+            }
+        }
     });
     b.end(loaded.metadata.last_time);
-    (b.finish(), damage)
+    (b.finish(), lat, damage)
+}
+
+/// Latency in ns, compact: `850 ns`, `12.3 µs`, `4.56 ms`.
+fn latency(ns: u32) -> String {
+    let v = f64::from(ns);
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} µs", v / 1e3)
+    } else {
+        format!("{:.2} ms", v / 1e6)
+    }
 }
 
 /// Human-readable bytes (binary units).
@@ -188,7 +260,8 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
         top,
     };
     let mut loaded = load::open(&args.file)?;
-    let (s, more_damage) = summarize(&loaded);
+    let (s, latency_table, more_damage) = summarize_with_latency(&loaded);
+    let latency_rows = latency_table.rows();
     loaded.damage.extend(more_damage);
     let md = &loaded.metadata;
     let mut namer = SiteNamer::new(md);
@@ -227,6 +300,7 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
             top_sites_by_count: by_count,
             top_peak_sites: by_peak,
             top_leak_sites: by_leak,
+            latency: latency_rows.iter().map(LatencyJson::from).collect(),
         };
         println!("{}", serde_json::to_string_pretty(&j)?);
     } else {
@@ -265,6 +339,24 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
         );
         for w in &warnings {
             println!("  warning: {w}");
+        }
+        if !latency_rows.is_empty() {
+            println!("\nallocator latency (time inside the allocator, per call):");
+            println!(
+                "  {:<15} {:>11} {:>10} {:>10} {:>10} {:>10}",
+                "function", "calls", "p50", "p90", "p99", "max"
+            );
+            for r in &latency_rows {
+                println!(
+                    "  {:<15} {:>11} {:>10} {:>10} {:>10} {:>10}",
+                    r.function,
+                    r.calls,
+                    latency(r.p50_ns),
+                    latency(r.p90_ns),
+                    latency(r.p99_ns),
+                    latency(r.max_ns)
+                );
+            }
         }
         type Figure = fn(&SiteRow) -> String;
         let sections: [(&str, &Vec<SiteRow>, Figure); 4] = [

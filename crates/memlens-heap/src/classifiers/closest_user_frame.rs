@@ -1,6 +1,7 @@
 //! `closest-user-frame`: the innermost frame that is not in libc, the C++ or Rust
-//! standard libraries, the unwinder or an allocator wrapper: the native analogue of
-//! AntTracks' "closest domain call site".
+//! standard libraries, the unwinder, an allocator wrapper or (in Java traces) the Java
+//! platform's classes: the analogue of AntTracks' "closest domain call site" that needs
+//! no `--domain`.
 //!
 //! What counts as library code is a [`UserFrameFilter`]: a list of function-name
 //! prefixes and a list of module-name substrings. A frame is a *user frame* when its
@@ -66,6 +67,13 @@ impl Default for UserFrameFilter {
             "_ZN4core",
             "_ZN3std",
             "memlens_",
+            // The Java platform's own classes (Java frames are `package.Class.method`;
+            // no native symbol contains a dot this early).
+            "java.",
+            "javax.",
+            "jdk.",
+            "sun.",
+            "com.sun.",
         ];
         let modules = [
             "libc.so",

@@ -1,0 +1,208 @@
+//! `memlens record --java -- java …`: runs a Java program with the JVMTI agent
+//! (`libmemlens_jvmti.so`, from `memlens-jvmti`) instead of LD_PRELOAD.
+//!
+//! When the command is the `java` launcher itself, `-agentpath:LIB=OPTIONS` is
+//! inserted as its first argument, so the program's output is untouched. Any other
+//! command (a wrapper script, a build tool) gets the agent through
+//! `JAVA_TOOL_OPTIONS`, so every JVM it starts is recorded into its own
+//! `memlens.java.<pid>.mlens` (the JVM then prints its usual "Picked up
+//! JAVA_TOOL_OPTIONS" line on stderr); with `-o`, the largest of them is renamed to
+//! that name afterwards. The agent appends each trace's path to the manifest file
+//! named by `MEMLENS_MANIFEST`, as the native recorder does. The exit status is the
+//! program's.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+use super::{RecordArgs, report, resolve_command};
+use crate::UsageError;
+
+/// Finds the agent: `$MEMLENS_JVMTI`, else next to this executable, else in
+/// `../lib/memlens/`.
+fn find_agent() -> Result<PathBuf> {
+    if let Some(p) = std::env::var_os("MEMLENS_JVMTI") {
+        let p = PathBuf::from(p);
+        if p.is_file() {
+            return Ok(p);
+        }
+        bail!("MEMLENS_JVMTI names {}, which does not exist", p.display());
+    }
+    let exe = std::env::current_exe().context("cannot find the memlens executable")?;
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    for candidate in [
+        dir.join("libmemlens_jvmti.so"),
+        dir.join("../libmemlens_jvmti.so"),
+        dir.join("../lib/memlens/libmemlens_jvmti.so"),
+    ] {
+        if candidate.is_file() {
+            return Ok(candidate.canonicalize().unwrap_or(candidate));
+        }
+    }
+    bail!(
+        "cannot find the Java agent libmemlens_jvmti.so next to {}; build it with `cargo build --release -p memlens-jvmti` or set MEMLENS_JVMTI",
+        exe.display()
+    )
+}
+
+/// Whether `program` is the `java` launcher (by name: `java`, `/usr/bin/java`, …).
+fn is_java_launcher(program: &Path) -> bool {
+    program.file_name().is_some_and(|n| n == "java")
+}
+
+/// The agent's option string (`output=` last: it may contain commas).
+fn agent_options(args: &RecordArgs, output: Option<&Path>) -> Result<String> {
+    let interval = args.java_sample.unwrap_or(0);
+    if interval > i32::MAX as u64 {
+        return Err(UsageError(format!(
+            "--java-sample {interval}: at most {} bytes",
+            i32::MAX
+        ))
+        .into());
+    }
+    if args.java_depth > 1024 {
+        return Err(UsageError(format!(
+            "--java-depth {}: at most 1024 frames",
+            args.java_depth
+        ))
+        .into());
+    }
+    let mut options = format!("interval={interval},depth={},quiet=1", args.java_depth);
+    if let Some(out) = output {
+        options.push_str(",output=");
+        options.push_str(&out.to_string_lossy());
+    }
+    Ok(options)
+}
+
+/// Runs `memlens record --java`.
+pub(super) fn run(args: RecordArgs) -> Result<i32> {
+    agent_options(&args, None)?; // bad options are usage errors before anything else
+    let agent = find_agent()?;
+    let program = PathBuf::from(&args.command[0]);
+    let Some(resolved) = resolve_command(&program) else {
+        return Err(UsageError(format!(
+            "cannot find the program `{}` (not a file, and not on PATH)",
+            program.display()
+        ))
+        .into());
+    };
+    if let Some(out) = &args.output
+        && out.exists()
+        && !args.force
+    {
+        return Err(UsageError(format!(
+            "{} already exists; pass --force to overwrite it",
+            out.display()
+        ))
+        .into());
+    }
+    let output = args
+        .output
+        .as_ref()
+        .map(|o| std::path::absolute(o).unwrap_or_else(|_| o.clone()));
+    let direct = is_java_launcher(&resolved) || is_java_launcher(&program);
+    let options = agent_options(&args, if direct { output.as_deref() } else { None })?;
+    let mut agentpath = OsString::from("-agentpath:");
+    agentpath.push(agent.as_os_str());
+    agentpath.push("=");
+    agentpath.push(&options);
+    let manifest = std::env::temp_dir().join(format!(
+        "memlens-manifest-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ));
+    let mut cmd = Command::new(&args.command[0]);
+    if direct {
+        cmd.arg(&agentpath);
+    } else {
+        let mut tool_options = agentpath.clone();
+        if let Some(existing) = std::env::var_os("JAVA_TOOL_OPTIONS").filter(|v| !v.is_empty()) {
+            tool_options.push(" ");
+            tool_options.push(existing);
+        }
+        cmd.env("JAVA_TOOL_OPTIONS", tool_options);
+    }
+    cmd.args(&args.command[1..]);
+    cmd.env("MEMLENS_MANIFEST", &manifest)
+        .env_remove("MEMLENS_OUTPUT");
+    let dir = match &output {
+        Some(out) => out
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or(std::env::current_dir()?),
+        None => std::env::current_dir()?,
+    };
+    cmd.env("MEMLENS_DIR", &dir);
+    // Ctrl-C goes to the program (same process group); we report afterwards.
+    // SAFETY: ignoring SIGINT/SIGQUIT in this process only.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
+    }
+    let status = cmd
+        .status()
+        .with_context(|| format!("cannot start {}", program.display()))?;
+    let code = match (
+        status.code(),
+        std::os::unix::process::ExitStatusExt::signal(&status),
+    ) {
+        (Some(c), _) => c,
+        (None, Some(sig)) => 128 + sig,
+        _ => 1,
+    };
+    let mut paths = traces_in(&manifest);
+    std::fs::remove_file(&manifest).ok();
+    if !direct
+        && let (Some(out), Some(first)) = (&output, paths.first().cloned())
+        && &first != out
+    {
+        std::fs::rename(&first, out)
+            .with_context(|| format!("cannot rename {} to {}", first.display(), out.display()))?;
+        paths[0] = out.clone();
+    }
+    if paths.is_empty() {
+        eprintln!(
+            "memlens: no trace was written: {} started no JVM with the agent (is it a Java program? the agent needs JDK 11 or later)",
+            program.display()
+        );
+    } else if !args.quiet {
+        report(&paths, &resolved);
+    }
+    if args.summary
+        && let Some(main) = paths.first()
+    {
+        println!();
+        crate::summary_cmd::print(main, false, 5)?;
+    }
+    Ok(code)
+}
+
+/// The traces the agents listed in the manifest, largest (most records) first.
+fn traces_in(manifest: &Path) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    if let Ok(text) = std::fs::read_to_string(manifest) {
+        for line in text.lines() {
+            let p = PathBuf::from(line);
+            if p.is_file() && !paths.contains(&p) {
+                paths.push(p);
+            }
+        }
+    }
+    let mut sized: Vec<(u64, PathBuf)> = paths
+        .into_iter()
+        .map(|p| {
+            let n = memlens_trace::TraceFile::open(&p)
+                .map(|t| t.chunks().iter().map(|c| u64::from(c.header.records)).sum())
+                .unwrap_or(0);
+            (n, p)
+        })
+        .collect();
+    sized.sort_by_key(|s| std::cmp::Reverse(s.0));
+    sized.into_iter().map(|(_, p)| p).collect()
+}

@@ -27,7 +27,16 @@ pub struct StackTable {
     types: Vec<u32>,
     /// Typed stacks whose frames are not copied yet: (id, stack it stands for).
     pending_typed: Vec<(StackId, StackId)>,
+    /// Nodes accepted so far (bounds how far ahead an id may jump).
+    accepted: usize,
 }
+
+/// How far past twice the accepted node count a node id may lie. Writers number
+/// nodes densely in order, so an id far ahead only comes from lost chunks (each
+/// holds at most about 100 k nodes) or from a hostile file; the bound keeps the
+/// table's memory linear in the file's size (ids are `u32`: an unchecked id could
+/// ask for 48 GiB).
+const MAX_ID_GAP: usize = 1 << 20;
 
 impl StackTable {
     /// An empty table holding only the root.
@@ -37,6 +46,7 @@ impl StackTable {
             ip: vec![0],
             types: Vec::new(),
             pending_typed: Vec::new(),
+            accepted: 0,
         }
     }
 
@@ -45,9 +55,10 @@ impl StackTable {
     /// copied by [`StackTable::resolve_typed`] once every node is known.
     pub fn insert_typed(&mut self, id: StackId, stack: StackId, type_id: u32) -> bool {
         let idx = id as usize;
-        if id == 0 || stack >= id {
+        if id == 0 || stack >= id || !self.id_in_reach(idx) {
             return false;
         }
+        self.accepted += 1;
         if idx >= self.parent.len() {
             self.parent.resize(idx + 1, 0);
             self.ip.resize(idx + 1, 0);
@@ -97,9 +108,10 @@ impl StackTable {
     /// reported as `false`.
     pub fn insert(&mut self, id: StackId, parent: StackId, ip: u64) -> bool {
         let idx = id as usize;
-        if id == 0 || parent >= id {
+        if id == 0 || parent >= id || !self.id_in_reach(idx) {
             return false;
         }
+        self.accepted += 1;
         if idx >= self.parent.len() {
             self.parent.resize(idx + 1, 0);
             self.ip.resize(idx + 1, 0);
@@ -107,6 +119,12 @@ impl StackTable {
         self.parent[idx] = parent;
         self.ip[idx] = ip;
         true
+    }
+
+    /// Whether node index `idx` is within [`MAX_ID_GAP`] of what the accepted
+    /// nodes justify.
+    fn id_in_reach(&self, idx: usize) -> bool {
+        idx <= 2 * self.accepted + MAX_ID_GAP
     }
 
     /// Number of nodes including the root.
@@ -316,5 +334,25 @@ impl Metadata {
             .get(&tid)
             .map(|t| t.name.as_str())
             .unwrap_or("")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn node_ids_far_ahead_of_the_table_are_refused() {
+        let mut t = StackTable::new();
+        assert!(t.insert(1, 0, 0x10));
+        // A gap as left by a few lost chunks is fine.
+        assert!(t.insert(500_000, 1, 0x20));
+        // An id no writer could have reached yet is refused, not allocated.
+        assert!(!t.insert(u32::MAX, 1, 0x30));
+        assert!(!t.insert_typed(u32::MAX - 1, 1, 7));
+        assert!(t.len() <= 500_001);
+        // Dense ids keep working after a refusal.
+        assert!(t.insert(500_001, 500_000, 0x40));
+        assert_eq!(t.parent(500_001), 500_000);
     }
 }

@@ -19,6 +19,7 @@ use memlens_alloc::{
 };
 use memlens_trace::{Event, StackId};
 
+use crate::UsageError;
 use crate::load::{self, Loaded};
 use crate::sites::SiteNamer;
 
@@ -30,11 +31,26 @@ pub struct AllocTraces {
     pub files: Vec<Loaded>,
 }
 
-/// Loads `paths` into one model.
+/// Whether a trace comes from the JVMTI agent: its allocations carry types and
+/// synthetic object ids instead of addresses.
+pub fn is_java_trace(metadata: &memlens_trace::Metadata) -> bool {
+    metadata.stacks.has_types()
+}
+
+/// Loads `paths` into one model; a Java trace is a usage error.
 pub fn load_traces(paths: &[PathBuf]) -> Result<AllocTraces> {
     let mut files = Vec::with_capacity(paths.len());
     for path in paths {
-        files.push(load::open(path)?);
+        let file = load::open(path)?;
+        if is_java_trace(&file.metadata) {
+            return Err(UsageError(format!(
+                "{} is a Java trace: the JVM does not reveal object addresses, so the \
+                 allocation map cannot draw it (use `memlens tree`, `growth` or `view` for its heap evolution)",
+                path.display()
+            ))
+            .into());
+        }
+        files.push(file);
     }
     let origin = files
         .iter()

@@ -66,7 +66,9 @@ pub fn run(args: ViewArgs) -> Result<i32> {
     if let Some(refs) = crate::cache_view_cmd::trace_source(&trace.loaded.trace, &args.file) {
         lenses.push(Arc::new(CacheLens::new(Some(refs))));
     }
-    if !trace.model.is_empty() || !args.more.is_empty() {
+    // Java traces have no addresses: the allocation map does not apply to them.
+    let java = crate::alloc_model::is_java_trace(&trace.loaded.metadata);
+    if !java && (!trace.model.is_empty() || !args.more.is_empty()) {
         lenses.push(Arc::new(alloc_lens(&args.file, &args.more)?));
     }
     // The model lives as long as the server, which is the rest of the process.

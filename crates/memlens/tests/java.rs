@@ -196,6 +196,22 @@ fn easytravel_leak_ranks_the_map_entries_and_their_types_first() {
     let html = dir.path().join("leak.html");
     memlens_ok(&["report", path, "-o", html.to_str().expect("UTF-8 path")]);
     assert!(html.is_file());
+    // Object ids are not addresses: the allocation map refuses in one sentence.
+    let png = dir.path().join("leak.png");
+    let map = run(
+        memlens().args([
+            "render",
+            "alloc",
+            path,
+            "-o",
+            png.to_str().expect("UTF-8 path"),
+        ]),
+        "memlens render alloc on a Java trace",
+    );
+    assert_eq!(map.code, 2, "{}", map.stderr);
+    assert!(map.stderr.contains("is a Java trace"), "{}", map.stderr);
+    assert_eq!(map.stderr.trim().lines().count(), 1, "{}", map.stderr);
+    assert!(!png.exists());
 }
 
 #[test]

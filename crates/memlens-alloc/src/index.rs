@@ -5,10 +5,17 @@
 //! (a binary "loose" interval tree). Within a cell (level, slab) the blocks are sorted
 //! by their start on the address axis, with the running maximum of their ends, so the
 //! blocks of a cell overlapping an address window form one contiguous range found by
-//! two binary searches. A query visits, per level, only the slabs that overlap its time
-//! window: a tile a thousandth of the run wide touches a handful of cells per level,
-//! not all blocks. The records hold what the rasterizer needs (times, axis positions,
-//! id) in the order it reads them, 40 bytes each.
+//! two binary searches (skipped when the window covers the cell). A query visits only
+//! the cells whose slabs overlap its time window: a tile a thousandth of the run wide
+//! touches a handful of cells per level, not all blocks. The records hold what the
+//! rasterizer needs (times, axis positions, id), 40 bytes each.
+//!
+//! Cells are visited in pre-order, left to right: walking the deepest slabs of the
+//! window in time order, a cell comes at the first of its slabs inside the window
+//! (a cell, then its left half, then its right half). A whole-run picture is thus
+//! swept once from left to right, and the blocks of a cell land in pixel columns the
+//! cells before it have just touched (with one pass per level instead, each level
+//! swept the whole accumulator again, a cache miss per block on the sparse levels).
 
 use crate::block::Block;
 use crate::ids::BinId;
@@ -44,6 +51,9 @@ pub struct TimeAddrIndex {
     end: u64,
     /// Width of a slab at the deepest level, ns.
     unit: u64,
+    /// The bounding box of all records, `(t0, t1, y0, y1)`, when none is empty in time
+    /// (`t1 > t0` for all): a window containing it contains every record.
+    bounds: Option<(u64, u64, u64, u64)>,
 }
 
 impl TimeAddrIndex {
@@ -120,8 +130,14 @@ impl TimeAddrIndex {
                 max_end[a + j] = m;
             }
         }
+        let bounds = recs
+            .iter()
+            .try_fold((u64::MAX, 0, u64::MAX, 0), |(t0, t1, y0, y1), r| {
+                (r.t1 > r.t0).then_some((t0.min(r.t0), t1.max(r.t1), y0.min(r.y0), y1.max(r.y1)))
+            });
         TimeAddrIndex {
             recs,
+            bounds,
             max_end,
             cell_start,
             depth,
@@ -147,7 +163,7 @@ impl TimeAddrIndex {
     }
 
     /// Calls `f` with every block whose rectangle overlaps `[t0, t1) × [y0, y1)`, in a
-    /// fixed order (level, slab, address).
+    /// fixed order (cells in pre-order as the module describes, by address within a cell).
     pub fn query(&self, t0: u64, t1: u64, y0: u64, y1: u64, mut f: impl FnMut(&IndexRec)) {
         self.query_positions(t0, t1, y0, y1, |_, r| f(r));
     }
@@ -164,25 +180,129 @@ impl TimeAddrIndex {
         if self.recs.is_empty() || t1 <= t0 || y1 <= y0 || t1 <= self.start || t0 > self.end {
             return;
         }
+        // A window around everything (a whole-run picture) needs no test per record.
+        let contains_all = self
+            .bounds
+            .is_some_and(|b| t0 <= b.0 && b.1 <= t1 && y0 <= b.2 && b.3 <= y1);
         let s_lo = (t0.clamp(self.start, self.end) - self.start) / self.unit;
         let s_hi = ((t1 - 1).clamp(self.start, self.end) - self.start) / self.unit;
-        for level in 0..=self.depth {
-            let shift = self.depth - level;
-            let base = (1usize << level) - 1;
-            for slab in (s_lo >> shift)..=(s_hi >> shift) {
-                let c = base + slab as usize;
+        // Cells in pre-order (a cell, then the halves of its slab): walking the
+        // deepest slabs left to right, each cell is visited at the first slab of it
+        // inside the window, so the picture is swept once from left to right and
+        // the pixels a cell touches are still cached from its neighbours.
+        for s in s_lo..=s_hi {
+            for level in 0..=self.depth {
+                let shift = self.depth - level;
+                if s != s_lo && s & ((1 << shift) - 1) != 0 {
+                    continue;
+                }
+                let c = (1usize << level) - 1 + (s >> shift) as usize;
                 let (a, b) = (self.cell_start[c] as usize, self.cell_start[c + 1] as usize);
                 if a == b {
                     continue;
                 }
-                let from = a + self.max_end[a..b].partition_point(|&m| m <= y0);
-                let to = a + self.recs[a..b].partition_point(|r| r.y0 < y1);
+                // A window that covers the whole cell (a whole-run picture) needs no search.
+                let from = if self.max_end[a] > y0 {
+                    a
+                } else {
+                    a + self.max_end[a..b].partition_point(|&m| m <= y0)
+                };
+                let to = if self.recs[b - 1].y0 < y1 {
+                    b
+                } else {
+                    a + self.recs[a..b].partition_point(|r| r.y0 < y1)
+                };
                 let from = from.min(to);
                 for (j, r) in self.recs[from..to].iter().enumerate() {
-                    if r.y1 > y0 && r.t0 < t1 && r.t1 > t0 {
+                    if contains_all || (r.y1 > y0 && r.t0 < t1 && r.t1 > t0) {
                         f(from + j, r);
                     }
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::{SiteId, ThreadId};
+    use crate::model::BinKind;
+
+    fn xorshift(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    /// `n` random blocks over the run `[0, 1_000_000)` in one bin at 0x1000, some of
+    /// them empty in time when `empty` is set.
+    fn index(n: usize, seed: u64, empty: bool) -> (Vec<Block>, TimeAddrIndex) {
+        let mut x = seed;
+        let blocks: Vec<Block> = (0..n)
+            .map(|_| {
+                let t_alloc = xorshift(&mut x) % 1_000_000;
+                let life = match xorshift(&mut x) % 10 {
+                    0 if empty => 0,
+                    0..=6 => xorshift(&mut x) % 500,
+                    7 | 8 => xorshift(&mut x) % 50_000,
+                    _ => xorshift(&mut x) % 1_000_000,
+                };
+                let reserved = 8 + xorshift(&mut x) % 300;
+                Block {
+                    t_alloc,
+                    t_free: (t_alloc + life).min(1_000_000),
+                    addr: 0x1000 + xorshift(&mut x) % 100_000,
+                    requested: reserved,
+                    reserved,
+                    thread: ThreadId(0),
+                    site: SiteId::UNKNOWN,
+                    freed: true,
+                    from_realloc: false,
+                }
+            })
+            .collect();
+        let bin = Bin {
+            id: BinId(0),
+            kind: BinKind::MainHeap,
+            name: "main heap".into(),
+            process: None,
+            start: 0x1000,
+            end: 0x1000 + 100_400,
+            axis_start: 0,
+            blocks: n as u64,
+        };
+        let idx = TimeAddrIndex::build(&blocks, &vec![BinId(0); n], &[bin], (0, 1_000_000));
+        (blocks, idx)
+    }
+
+    #[test]
+    fn queries_find_each_overlapping_block_exactly_once() {
+        for (seed, empty) in [(7, false), (99, true)] {
+            let (blocks, idx) = index(20_000, seed, empty);
+            assert!(idx.depth > 3, "the test should exercise several levels");
+            let mut x = seed ^ 0xabcd;
+            let mut windows = vec![(0, 1_000_000, 0, 100_400), (0, u64::MAX, 0, u64::MAX)];
+            for _ in 0..200 {
+                let t0 = xorshift(&mut x) % 1_000_000;
+                let y0 = xorshift(&mut x) % 100_000;
+                let tw = 1 + xorshift(&mut x) % [100, 10_000, 1_000_000][windows.len() % 3];
+                let yw = 1 + xorshift(&mut x) % 50_000;
+                windows.push((t0, t0 + tw, y0, y0 + yw));
+            }
+            for (t0, t1, y0, y1) in windows {
+                let mut got = Vec::new();
+                idx.query(t0, t1, y0, y1, |r| got.push(r.id));
+                got.sort_unstable();
+                let expected: Vec<u32> = (0..blocks.len() as u32)
+                    .filter(|&i| {
+                        let b = &blocks[i as usize];
+                        let (by0, by1) = (b.addr - 0x1000, b.addr - 0x1000 + b.reserved);
+                        b.t_alloc < t1 && b.t_free > t0 && by0 < y1 && by1 > y0
+                    })
+                    .collect();
+                assert_eq!(got, expected, "window {t0}..{t1} × {y0}..{y1}");
             }
         }
     }

@@ -27,6 +27,7 @@ use crate::colormap::{Rgb, categorical_color, continuous_color, to_u8};
 use crate::error::AllocError;
 use crate::ids::BinId;
 use crate::image::RgbaImage;
+use crate::index::IndexRec;
 use crate::model::AllocModel;
 use crate::size_class::SizeFilter;
 
@@ -202,8 +203,13 @@ impl RenderOptions {
 /// A colouring attribute of every block, in index order.
 #[derive(Debug)]
 pub(crate) enum Attributes {
-    /// Category ids.
-    Categorical(Vec<u32>),
+    /// Category ids, and the colour of every id up to the largest.
+    Categorical {
+        /// Per block.
+        ids: Vec<u32>,
+        /// Per id.
+        palette: Vec<Rgb>,
+    },
     /// Values in 0..=1.
     Continuous(Vec<f32>),
 }
@@ -235,14 +241,17 @@ impl AllocModel {
             let recs = self.index.records();
             let block = |i: usize| &self.blocks[recs[i].id as usize];
             let ids = 0..recs.len();
+            let categorical = |ids: Vec<u32>| {
+                let n = ids.iter().max().map_or(0, |&m| m as usize + 1);
+                let palette = (0..n).map(|i| categorical_color(i as u32)).collect();
+                Attributes::Categorical { ids, palette }
+            };
             match by {
-                ColorBy::Thread => {
-                    Attributes::Categorical(ids.map(|i| block(i).thread.0).collect())
+                ColorBy::Thread => categorical(ids.map(|i| block(i).thread.0).collect()),
+                ColorBy::Site => categorical(ids.map(|i| block(i).site.0).collect()),
+                ColorBy::Process => {
+                    categorical(ids.map(|i| self.process_of(block(i).thread).0).collect())
                 }
-                ColorBy::Site => Attributes::Categorical(ids.map(|i| block(i).site.0).collect()),
-                ColorBy::Process => Attributes::Categorical(
-                    ids.map(|i| self.process_of(block(i).thread).0).collect(),
-                ),
                 ColorBy::Size => {
                     Attributes::Continuous(log_normalised(ids.map(|i| block(i).requested)))
                 }
@@ -277,6 +286,15 @@ pub fn coverage(
     view: &View,
     options: &RenderOptions,
 ) -> Result<Coverage, AllocError> {
+    Ok(rasterize(model, view, options)?.finish())
+}
+
+/// Feeds the blocks of `view` that pass `options`' filters to a rasterizer.
+fn rasterize(
+    model: &AllocModel,
+    view: &View,
+    options: &RenderOptions,
+) -> Result<Rasterizer, AllocError> {
     view.validate()?;
     options.validate()?;
     for bin in &options.bins {
@@ -297,48 +315,78 @@ pub fn coverage(
         ncolor,
         options.cushion,
     );
-    let (t0, t1) = (view.time.start_ns, view.time.end_ns);
-    let (a0, a1) = view.addr;
-    let sx = f64::from(view.width) / (t1 - t0) as f64;
-    let sy = f64::from(view.height) / (a1 - a0) as f64;
     let bin_ranges: Vec<(u64, u64)> = options
         .bins
         .iter()
         .filter_map(|b| model.bin(*b).map(|b| b.axis_range()))
         .collect();
     let size = options.size;
-    let size_all = size == SizeFilter::ALL;
-    let mut palette: Vec<Rgb> = Vec::new();
-    model.index.query_positions(t0, t1, a0, a1, |pos, rec| {
-        if !size_all {
-            let requested = if rec.requested == u32::MAX {
-                model.blocks[rec.id as usize].requested
-            } else {
-                u64::from(rec.requested)
-            };
-            if !size.keeps(requested) {
-                return;
-            }
+    let keep = |rec: &IndexRec| {
+        let requested = if rec.requested == u32::MAX {
+            model.blocks[rec.id as usize].requested
+        } else {
+            u64::from(rec.requested)
+        };
+        size.keeps(requested)
+            && (bin_ranges.is_empty() || bin_ranges.iter().any(|&(s, e)| s <= rec.y0 && rec.y0 < e))
+    };
+    let filtered = size != SizeFilter::ALL || !bin_ranges.is_empty();
+    match (attrs, filtered) {
+        (Attributes::Categorical { ids, palette }, false) => {
+            feed(
+                model,
+                &mut r,
+                view,
+                |_| true,
+                |pos| &palette[ids[pos] as usize],
+            );
         }
-        if !bin_ranges.is_empty() && !bin_ranges.iter().any(|&(s, e)| s <= rec.y0 && rec.y0 < e) {
+        (Attributes::Categorical { ids, palette }, true) => {
+            feed(model, &mut r, view, keep, |pos| &palette[ids[pos] as usize]);
+        }
+        (Attributes::Continuous(values), false) => {
+            feed(
+                model,
+                &mut r,
+                view,
+                |_| true,
+                |pos| std::array::from_ref(&values[pos]),
+            );
+        }
+        (Attributes::Continuous(values), true) => {
+            feed(model, &mut r, view, keep, |pos| {
+                std::array::from_ref(&values[pos])
+            });
+        }
+    }
+    Ok(r)
+}
+
+/// Maps the blocks of `view` that `keep` accepts to pixel units and adds them with
+/// the colour `color(position in the index)`.
+#[inline(always)]
+fn feed<'a, const NC: usize>(
+    model: &AllocModel,
+    r: &mut Rasterizer,
+    view: &View,
+    keep: impl Fn(&IndexRec) -> bool,
+    color: impl Fn(usize) -> &'a [f32; NC],
+) {
+    let (t0, t1) = (view.time.start_ns, view.time.end_ns);
+    let (a0, a1) = view.addr;
+    let sx = f64::from(view.width) / (t1 - t0) as f64;
+    let sy = f64::from(view.height) / (a1 - a0) as f64;
+    let (t0f, a0f) = (t0 as f64, a0 as f64);
+    model.index.query_positions(t0, t1, a0, a1, |pos, rec| {
+        if !keep(rec) {
             return;
         }
-        let x0 = (rec.t0 as f64 - t0 as f64) * sx;
-        let x1 = (rec.t1 as f64 - t0 as f64) * sx;
-        let y0 = (rec.y0 as f64 - a0 as f64) * sy;
-        let y1 = (rec.y1 as f64 - a0 as f64) * sy;
-        match attrs {
-            Attributes::Categorical(ids) => {
-                let id = ids[pos] as usize;
-                if id >= palette.len() {
-                    palette.extend((palette.len()..=id).map(|i| categorical_color(i as u32)));
-                }
-                r.add(x0, x1, y0, y1, &palette[id]);
-            }
-            Attributes::Continuous(values) => r.add(x0, x1, y0, y1, &[values[pos]]),
-        }
+        let x0 = (rec.t0 as f64 - t0f) * sx;
+        let x1 = (rec.t1 as f64 - t0f) * sx;
+        let y0 = (rec.y0 as f64 - a0f) * sy;
+        let y1 = (rec.y1 as f64 - a0f) * sy;
+        r.add_n(x0, x1, y0, y1, color(pos));
     });
-    Ok(r.finish())
 }
 
 /// Resolves sums into pixels with formula (1) over `background`.
@@ -351,38 +399,155 @@ pub fn resolve(cov: &Coverage, background: Rgb) -> RgbaImage {
         .chunks_exact(nch)
         .zip(img.pixels.chunks_exact_mut(4))
     {
-        let (s0, s1, s3) = (px[0], px[1], px[2]);
-        let rgb = if s1 <= 0.0 {
-            background
-        } else {
-            let b = lut.pow(f64::from(1.0 - s0).max(0.0));
-            let lum = s3 / s1;
-            let base = if cov.color_channels == 3 {
-                [px[3] / s1, px[4] / s1, px[5] / s1]
-            } else {
-                continuous_color(px[3] / s1)
-            };
-            let total = s1 + b;
-            [
-                (s1 * base[0] * lum + b * background[0]) / total,
-                (s1 * base[1] * lum + b * background[1]) / total,
-                (s1 * base[2] * lum + b * background[2]) / total,
-            ]
-        };
-        let [r, g, b] = to_u8(rgb);
-        out.copy_from_slice(&[r, g, b, 255]);
+        out.copy_from_slice(&resolve_pixel(px, &lut, background));
     }
     img
 }
 
-/// Draws `view` of `model`.
+/// Formula (1) for one pixel's sums `px` (S0, S1, S3, then 1 or 3 colour sums).
+#[inline]
+pub(crate) fn resolve_pixel(px: &[f32], lut: &PowLut, background: Rgb) -> [u8; 4] {
+    let (s0, s1, s3) = (px[0], px[1], px[2]);
+    let rgb = if s1 <= 0.0 {
+        background
+    } else {
+        let b = lut.pow(f64::from(1.0 - s0).max(0.0));
+        let lum = s3 / s1;
+        let base = if px.len() == 6 {
+            [px[3] / s1, px[4] / s1, px[5] / s1]
+        } else {
+            continuous_color(px[3] / s1)
+        };
+        let total = s1 + b;
+        [
+            (s1 * base[0] * lum + b * background[0]) / total,
+            (s1 * base[1] * lum + b * background[1]) / total,
+            (s1 * base[2] * lum + b * background[2]) / total,
+        ]
+    };
+    let [r, g, b] = to_u8(rgb);
+    [r, g, b, 255]
+}
+
+/// Draws `view` of `model`: the same pixels as [`resolve`] of [`coverage`], without
+/// materialising the sums.
 pub fn render(
     model: &AllocModel,
     view: &View,
     options: &RenderOptions,
 ) -> Result<RgbaImage, AllocError> {
-    let cov = coverage(model, view, options)?;
-    let img = resolve(&cov, options.background);
-    recycle(cov);
-    Ok(img)
+    Ok(rasterize(model, view, options)?.finish_image(options.background))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::{AllocEvent, AllocModelBuilder, FreeEvent};
+    use crate::ids::SiteId;
+    use crate::model::ProcessInfo;
+
+    /// A model deep enough for several index levels: 6000 blocks of three threads,
+    /// short- and long-lived, one per 1 KiB slot of a main heap at a time.
+    fn deeper_model() -> AllocModel {
+        let mut b = AllocModelBuilder::new();
+        let p = b.add_process(ProcessInfo {
+            pid: 100,
+            ppid: 1,
+            name: "test".into(),
+        });
+        let threads = [b.thread(p, 1, ""), b.thread(p, 2, ""), b.thread(p, 3, "")];
+        let mut events = Vec::new();
+        let mut x: u64 = 777;
+        for i in 0..6000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let size = 16 + (x % 500);
+            let life = if x.is_multiple_of(10) {
+                1 + (x >> 16) % 60_000
+            } else {
+                1 + (x >> 16) % 300
+            };
+            let t = i * 10;
+            let addr = 0x5555_0000_0000 + i * 1024;
+            // (time, 0 = free first, address, size, thread)
+            events.push((t, 1, addr, size, threads[(i % 3) as usize]));
+            events.push((t + life, 0, addr, 0, threads[(i % 3) as usize]));
+        }
+        events.sort_by_key(|e| (e.0, e.1, e.2));
+        for (t, kind, addr, size, thread) in events {
+            if kind == 1 {
+                b.alloc(AllocEvent {
+                    t,
+                    thread,
+                    addr,
+                    size,
+                    site: SiteId::UNKNOWN,
+                    latency_ns: None,
+                });
+            } else {
+                b.free(FreeEvent {
+                    t,
+                    thread,
+                    addr,
+                    latency_ns: None,
+                });
+            }
+        }
+        b.finish(120_000)
+    }
+
+    #[test]
+    fn render_is_resolve_of_coverage() {
+        // `render` resolves straight from the rasterizer's buffers; it must give exactly
+        // the pixels of the public two-step path, filtered or not, for every colouring.
+        let m = deeper_model();
+        assert!(m.index.len() == 6000);
+        let whole = View::whole(&m, 300, 170);
+        let (t0, t1) = (whole.time.start_ns, whole.time.end_ns);
+        let zoomed = View {
+            time: TimeRange {
+                start_ns: t0 + (t1 - t0) / 3,
+                end_ns: t0 + (t1 - t0) / 3 + (t1 - t0) / 20,
+            },
+            addr: (whole.addr.1 / 4, whole.addr.1 / 2),
+            width: 64,
+            height: 48,
+        };
+        let small = SizeFilter { min: 0, max: 64 };
+        let mid = SizeFilter { min: 100, max: 300 };
+        for view in [whole, zoomed] {
+            for (color_by, cushion, alpha, size) in [
+                (
+                    ColorBy::Thread,
+                    CushionProfile::Plateau,
+                    0.5,
+                    SizeFilter::ALL,
+                ),
+                (
+                    ColorBy::Size,
+                    CushionProfile::Parabolic,
+                    1.0,
+                    SizeFilter::ALL,
+                ),
+                (ColorBy::Age, CushionProfile::None, 0.3, mid),
+                (ColorBy::Thread, CushionProfile::Plateau, 0.7, small),
+            ] {
+                let opts = RenderOptions {
+                    alpha,
+                    cushion,
+                    color_by,
+                    size,
+                    ..RenderOptions::default()
+                };
+                let direct = render(&m, &view, &opts).unwrap();
+                let two_step = resolve(&coverage(&m, &view, &opts).unwrap(), opts.background);
+                assert_eq!(
+                    direct, two_step,
+                    "{color_by:?} {cushion:?} α {alpha} {size:?}"
+                );
+                assert!(direct.pixels.chunks(4).any(|p| p[..3] != [255, 255, 255]));
+            }
+        }
+    }
 }

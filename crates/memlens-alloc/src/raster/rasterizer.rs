@@ -1,19 +1,31 @@
 //! The exact-coverage rasterizer of formula (1): rectangles in pixel units go in, the
 //! per-pixel sums `S0 = Σ f`, `S1 = Σ f^α`, `S3 = Σ f^α·L` and the colour sums
-//! `Σ f^α·c` come out (a [`Coverage`]), where `f` is the exact fraction of the pixel
-//! the rectangle covers and `L` its cushion luminance there.
+//! `Σ f^α·c` come out (a [`Coverage`], or straight an image), where `f` is the exact
+//! fraction of the pixel the rectangle covers and `L` its cushion luminance there.
 //!
 //! Coverage factorises per axis (`f = fx·fy`, so `f^α = fx^α·fy^α`), and each rectangle
 //! is handled in O(1) or in time bounded by its own area:
 //!
-//! - **tiny** (inside one pixel): one update;
+//! - **tiny** (inside one pixel): one update, on an inlined fast path (most blocks of a
+//!   whole-run picture);
 //! - **big** (≥ 3 columns and ≥ 3 rows, with cushions): every pixel it touches, with the
 //!   cushion luminance at the centre of the covered part; blocks of one view do not
 //!   overlap, so all big blocks together touch at most ~9× the image;
 //! - **wide and thin** (at most 2 rows, more than 8 columns, e.g. a long-lived small
-//!   block): four updates per row and channel of a per-row difference array, summed
-//!   once at the end, so a block living for the whole run costs what a tiny one does;
+//!   block): one record per row, kept per band of rows; the final pass folds a band's
+//!   records into a difference array along x (four updates per row and channel) while
+//!   the band is in the cache, so a block living for the whole run costs what a tiny
+//!   one does and the difference arrays never take more than one band of memory;
 //! - everything else (small, or tall and narrow): every pixel it touches, flat.
+//!
+//! # Memory layout and cost
+//!
+//! A full-HD frame of 10 M blocks is bound by memory traffic, not arithmetic, so the
+//! accumulator is laid out for the order blocks arrive in (see [`Rasterizer`]): bands
+//! of [`BAND`] rows, column by column within a band. The final pass walks it band by
+//! band, contiguously, adds the band's wide rows, resolves or transposes each pixel
+//! and zeroes the band for the next frame while it is still cached. Buffers are kept
+//! per thread between frames.
 //!
 //! Pixel rows count from the bottom (address grows upwards) while the sums are stored
 //! top row first, as images are. Accumulation order is the caller's order, so output
@@ -24,6 +36,9 @@ use std::sync::Arc;
 
 use super::cushion::{self, CushionProfile};
 use super::pow_lut::PowLut;
+use super::resolve_pixel;
+use crate::colormap::Rgb;
+use crate::image::RgbaImage;
 
 /// Channels of the accumulator: S0, S1, S3, then the colour channels.
 const S0: usize = 0;
@@ -76,37 +91,82 @@ impl Coverage {
     }
 }
 
-/// Reusable buffers: an accumulator and per-row difference arrays.
-type Scratch = (Vec<f32>, Vec<Box<[f64]>>);
+/// Rows per band: wide blocks are collected per band and folded in band by band.
+const BAND: usize = 8;
+
+/// One row of a wide, thin block, kept until the final pass folds it into its band's
+/// difference arrays.
+#[derive(Clone, Copy, Debug)]
+struct WideRow {
+    /// x coverage of the first and last column.
+    fx_first: f64,
+    fx_last: f64,
+    /// y coverage of the row.
+    fy: f64,
+    /// `fx_first^α`, `fx_last^α`, `fy^α`.
+    pa_first: f32,
+    pa_last: f32,
+    fya: f32,
+    color: [f32; 3],
+    /// First and last column.
+    cx0: u32,
+    cx1: u32,
+    /// The row within its band.
+    row: u16,
+}
+
+/// Reusable buffers of one thread: the banded accumulator (kept zeroed), the row-major sums
+/// handed out in a [`Coverage`], the per-band lists of wide rows and one band's
+/// difference grid.
+#[derive(Default)]
+struct Scratch {
+    acc: Vec<f32>,
+    sums: Vec<f32>,
+    wide: Vec<Vec<WideRow>>,
+    diff: Vec<f64>,
+}
 
 thread_local! {
     /// Buffers of earlier frames on this thread, reused so a frame does not pay for
-    /// fresh pages: the accumulator and the per-row difference arrays.
-    static SCRATCH: RefCell<Scratch> = const { RefCell::new((Vec::new(), Vec::new())) };
+    /// fresh pages.
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
 /// Hands a coverage's buffer back for the next frame on this thread.
 pub fn recycle(cov: Coverage) {
     SCRATCH.with(|s| {
         let mut s = s.borrow_mut();
-        if cov.sums.capacity() > s.0.capacity() {
-            s.0 = cov.sums;
+        if cov.sums.capacity() > s.sums.capacity() {
+            s.sums = cov.sums;
         }
     });
 }
 
 /// Accumulates rectangles into a [`Coverage`].
+///
+/// The accumulator is laid out in bands of 8 rows from the bottom, column by
+/// column within a band: the index hands blocks over slab by slab in time, sorted by
+/// address within a slab, so consecutive blocks land in one column in increasing rows,
+/// i.e. in a few cache lines per band that stay cached while the column is swept again
+/// for the next slab; the final pass reads each band as one contiguous run.
+/// [`Rasterizer::finish`] transposes to the row-major [`Coverage`].
 pub struct Rasterizer {
     w: usize,
     h: usize,
+    /// `w` and `h` as f64.
+    wf: f64,
+    hf: f64,
     ncolor: usize,
     nch: usize,
     alpha: f64,
     cushion: CushionProfile,
     lut: Arc<PowLut>,
+    /// `nch` f32 per pixel, band by band (rows from the bottom), column-major within a
+    /// band: pixel (column c, row r) at `((r / BAND · w + c) · BAND + r % BAND) · nch`.
     acc: Vec<f32>,
-    /// Per image row: a difference array of `(w + 1) × (2 + ncolor)` f64 (S0, S1, colour).
-    rows: Vec<Option<Box<[f64]>>>,
+    /// The rows of wide, thin blocks per band of [`BAND`] rows (from the bottom), in
+    /// the order they came.
+    wide: Vec<Vec<WideRow>>,
     scratch_x: Vec<f64>,
     scratch_y: Vec<f64>,
 }
@@ -135,7 +195,7 @@ fn span(a: f64, b: f64, n: usize) -> Option<(usize, usize, f64, f64)> {
 
 impl Rasterizer {
     /// A rasterizer for a `width × height` image with bias `alpha`, `color_channels`
-    /// (1 or 3) colour sums and the given cushion profile.
+    /// (1 or 3; anything else counts as 3) colour sums and the given cushion profile.
     pub fn new(
         width: u32,
         height: u32,
@@ -144,43 +204,112 @@ impl Rasterizer {
         cushion: CushionProfile,
     ) -> Rasterizer {
         let (w, h) = (width as usize, height as usize);
+        let color_channels = if color_channels == 1 { 1 } else { 3 };
         let nch = 3 + color_channels;
         Rasterizer {
             w,
             h,
+            wf: w as f64,
+            hf: h as f64,
             ncolor: color_channels,
             nch,
             alpha,
             cushion,
             lut: PowLut::shared(alpha),
             acc: SCRATCH.with(|s| {
-                let mut acc = std::mem::take(&mut s.borrow_mut().0);
-                acc.clear();
-                acc.resize(w * h * nch, 0.0);
+                // A buffer of the same size comes back zeroed (see `drain_band`).
+                let mut acc = std::mem::take(&mut s.borrow_mut().acc);
+                let len = h.div_ceil(BAND) * BAND * w * nch;
+                if acc.len() != len {
+                    acc.clear();
+                    acc.resize(len, 0.0);
+                }
                 acc
             }),
-            rows: vec![None; h],
+            wide: SCRATCH.with(|s| {
+                let mut wide = std::mem::take(&mut s.borrow_mut().wide);
+                wide.resize_with(h.div_ceil(BAND), Vec::new);
+                wide.iter_mut().for_each(Vec::clear);
+                wide
+            }),
             scratch_x: Vec::new(),
             scratch_y: Vec::new(),
         }
     }
 
-    #[inline]
-    fn add_pixel(&mut self, col: usize, row_up: usize, f: f32, fa: f32, lum: f32, color: &[f32]) {
-        let i = ((self.h - 1 - row_up) * self.w + col) * self.nch;
-        let px = &mut self.acc[i..i + self.nch];
+    #[inline(always)]
+    fn add_pixel<const NC: usize>(
+        &mut self,
+        col: usize,
+        row_up: usize,
+        f: f32,
+        fa: f32,
+        lum: f32,
+        color: &[f32; NC],
+    ) {
+        let i = (((row_up / BAND) * self.w + col) * BAND + row_up % BAND) * (3 + NC);
+        let px = &mut self.acc[i..i + 3 + NC];
         px[S0] += f;
         px[S1] += fa;
         px[S3] += fa * lum;
-        for (k, &c) in color.iter().enumerate() {
-            px[C + k] += fa * c;
+        for k in 0..NC {
+            px[C + k] += fa * color[k];
         }
     }
 
     /// Adds the rectangle `[x0, x1) × [y0, y1)` in pixel units (y upwards from the
     /// bottom edge; it may extend past the image, the cushion follows the whole
     /// rectangle) with `color` (`color_channels` values).
+    ///
+    /// Missing colour values count as 0, extra ones are ignored.
     pub fn add(&mut self, x0: f64, x1: f64, y0: f64, y1: f64, color: &[f32]) {
+        if self.ncolor == 1 {
+            let c = [color.first().copied().unwrap_or(0.0)];
+            self.add_n(x0, x1, y0, y1, &c);
+        } else {
+            let mut c = [0.0; 3];
+            for (d, s) in c.iter_mut().zip(color) {
+                *d = *s;
+            }
+            self.add_n(x0, x1, y0, y1, &c);
+        }
+    }
+
+    /// [`Rasterizer::add`] with exactly `NC` colour values (`NC` = the colour channels).
+    #[inline(always)]
+    pub(crate) fn add_n<const NC: usize>(
+        &mut self,
+        x0: f64,
+        x1: f64,
+        y0: f64,
+        y1: f64,
+        color: &[f32; NC],
+    ) {
+        debug_assert_eq!(NC, self.ncolor);
+        // Fast path: inside one pixel (most blocks of a whole-run picture). Exactly
+        // what `span` computes for this case.
+        if x0 >= 0.0 && y0 >= 0.0 && x0 < self.wf && y0 < self.hf && x1 > x0 && y1 > y0 {
+            // In range: the (signed, one-instruction) conversions truncate exactly.
+            let (cx, ry) = (x0 as i64, y0 as i64);
+            if x1 <= (cx + 1) as f64 && y1 <= (ry + 1) as f64 {
+                let f = (x1 - x0) * (y1 - y0);
+                let fa = self.lut.pow(f);
+                self.add_pixel(cx as usize, ry as usize, f as f32, fa, 1.0, color);
+                return;
+            }
+        }
+        self.add_general(x0, x1, y0, y1, color);
+    }
+
+    #[inline(never)]
+    fn add_general<const NC: usize>(
+        &mut self,
+        x0: f64,
+        x1: f64,
+        y0: f64,
+        y1: f64,
+        color: &[f32; NC],
+    ) {
         let Some((cx0, cx1, fx_first, fx_last)) = span(x0, x1, self.w) else {
             return;
         };
@@ -238,7 +367,7 @@ impl Rasterizer {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn add_big(
+    fn add_big<const NC: usize>(
         &mut self,
         x0: f64,
         x1: f64,
@@ -246,7 +375,7 @@ impl Rasterizer {
         y1: f64,
         (cx0, cx1, fx_first, fx_last): (usize, usize, f64, f64),
         (ry0, ry1, fy_first, fy_last): (usize, usize, f64, f64),
-        color: &[f32],
+        color: &[f32; NC],
     ) {
         let profile = self.cushion;
         let mut sx = std::mem::take(&mut self.scratch_x);
@@ -288,84 +417,162 @@ impl Rasterizer {
         self.scratch_y = sy;
     }
 
-    fn add_wide(
+    fn add_wide<const NC: usize>(
         &mut self,
         (cx0, cx1, fx_first, fx_last): (usize, usize, f64, f64),
         (ry0, ry1, fy_first, fy_last): (usize, usize, f64, f64),
-        color: &[f32],
+        color: &[f32; NC],
     ) {
-        let dch = 2 + self.ncolor;
-        let stride = self.w + 1;
-        let pa_first = f64::from(self.lut.pow(fx_first));
-        let pa_last = f64::from(self.lut.pow(fx_last));
+        let pa_first = self.lut.pow(fx_first);
+        let pa_last = self.lut.pow(fx_last);
+        let mut c = [0.0; 3];
+        c[..NC].copy_from_slice(color);
         for r in ry0..=ry1 {
             let fy = if r == ry0 { fy_first } else { fy_last };
-            let fya = f64::from(self.lut.pow(fy));
-            let row_img = self.h - 1 - r;
-            let diff = self.rows[row_img].get_or_insert_with(|| {
-                SCRATCH
-                    .with(|s| s.borrow_mut().1.pop())
-                    .filter(|b| b.len() == stride * dch)
-                    .map(|mut b| {
-                        b.fill(0.0);
-                        b
-                    })
-                    .unwrap_or_else(|| vec![0.0; stride * dch].into_boxed_slice())
+            self.wide[r / BAND].push(WideRow {
+                fx_first,
+                fx_last,
+                fy,
+                pa_first,
+                pa_last,
+                fya: self.lut.pow(fy),
+                color: c,
+                cx0: cx0 as u32,
+                cx1: cx1 as u32,
+                row: (r % BAND) as u16,
             });
-            // The x profile p (first, 1, …, 1, last) as a difference array:
-            // +p_first at cx0, +(1 − p_first) at cx0+1, +(p_last − 1) at cx1, −p_last at cx1+1.
-            let mut put = |ch: usize, p_first: f64, p_last: f64, scale: f64| {
-                diff[cx0 * dch + ch] += p_first * scale;
-                diff[(cx0 + 1) * dch + ch] += (1.0 - p_first) * scale;
-                diff[cx1 * dch + ch] += (p_last - 1.0) * scale;
-                diff[(cx1 + 1) * dch + ch] -= p_last * scale;
-            };
-            put(0, fx_first, fx_last, fy);
-            put(1, pa_first, pa_last, fya);
-            for (k, &c) in color.iter().enumerate() {
-                put(2 + k, pa_first, pa_last, fya * f64::from(c));
-            }
         }
     }
 
-    /// Folds the difference arrays in and returns the sums.
-    pub fn finish(mut self) -> Coverage {
-        let dch = 2 + self.ncolor;
-        let nch = self.nch;
-        let rows = std::mem::take(&mut self.rows);
-        let mut spare = Vec::new();
-        for (row, diff) in rows.into_iter().enumerate() {
-            let Some(diff) = diff else { continue };
-            let mut run = [0.0f64; 5];
-            let base = row * self.w * nch;
-            for x in 0..self.w {
-                for (ch, r) in run.iter_mut().enumerate().take(dch) {
-                    *r += diff[x * dch + ch];
-                }
-                let px = &mut self.acc[base + x * nch..base + (x + 1) * nch];
-                px[S0] += run[0] as f32;
-                px[S1] += run[1] as f32;
-                // Thin blocks are flat: luminance 1.
-                px[S3] += run[1] as f32;
-                for k in 0..self.ncolor {
-                    px[C + k] += run[2 + k] as f32;
-                }
+    /// Folds the wide rows in, transposes to rows (top first) and returns the sums.
+    pub fn finish(self) -> Coverage {
+        let (w, h, nch) = (self.w, self.h, self.nch);
+        let mut sums = SCRATCH.with(|s| std::mem::take(&mut s.borrow_mut().sums));
+        sums.clear();
+        sums.resize(w * h * nch, 0.0);
+        let (ncolor, alpha) = (self.ncolor, self.alpha);
+        self.drain(|row_img, x, px| {
+            let o = (row_img * w + x) * nch;
+            sums[o..o + nch].copy_from_slice(px);
+        });
+        Coverage {
+            width: w as u32,
+            height: h as u32,
+            color_channels: ncolor,
+            alpha,
+            sums,
+        }
+    }
+
+    /// Resolves straight into an image (what `resolve(&self.finish(), background)`
+    /// gives, without the intermediate sums).
+    pub(crate) fn finish_image(self, background: Rgb) -> RgbaImage {
+        let mut img = RgbaImage::new(self.w as u32, self.h as u32);
+        let w = self.w;
+        let lut = Arc::clone(&self.lut);
+        self.drain(|row_img, x, px| {
+            let o = (row_img * w + x) * 4;
+            img.pixels[o..o + 4].copy_from_slice(&resolve_pixel(px, &lut, background));
+        });
+        img
+    }
+
+    /// Calls `sink(image row from the top, column, sums)` for every pixel, band by band,
+    /// and hands the buffers back for the next frame.
+    fn drain(mut self, mut sink: impl FnMut(usize, usize, &[f32])) {
+        let mut diff = SCRATCH.with(|s| std::mem::take(&mut s.borrow_mut().diff));
+        let wide = std::mem::take(&mut self.wide);
+        for (band, rows) in wide.iter().enumerate() {
+            if self.ncolor == 1 {
+                self.drain_band::<1>(band, rows, &mut diff, &mut sink);
+            } else {
+                self.drain_band::<3>(band, rows, &mut diff, &mut sink);
             }
-            spare.push(diff);
         }
         SCRATCH.with(|s| {
             let mut s = s.borrow_mut();
-            if s.1.is_empty() {
-                s.1 = spare;
-            }
+            s.acc = std::mem::take(&mut self.acc);
+            s.wide = wide;
+            s.diff = diff;
         });
-        Coverage {
-            width: self.w as u32,
-            height: self.h as u32,
-            color_channels: self.ncolor,
-            alpha: self.alpha,
-            sums: self.acc,
+    }
+
+    /// The pixels of band `band` for [`Rasterizer::drain`], with its wide rows added
+    /// through a difference array along x per row (`diff`: scratch space).
+    fn drain_band<const NC: usize>(
+        &mut self,
+        band: usize,
+        wide: &[WideRow],
+        diff: &mut Vec<f64>,
+        sink: &mut impl FnMut(usize, usize, &[f32]),
+    ) {
+        let (w, h) = (self.w, self.h);
+        let nch = 3 + NC;
+        let dch = 2 + NC;
+        let stride = (w + 1) * dch;
+        let r0 = band * BAND;
+        let rows = BAND.min(h - r0);
+        if !wide.is_empty() {
+            diff.clear();
+            diff.resize(rows * stride, 0.0);
+            for e in wide {
+                let row = &mut diff[usize::from(e.row) * stride..(usize::from(e.row) + 1) * stride];
+                let (cx0, cx1) = (e.cx0 as usize, e.cx1 as usize);
+                let (pa_first, pa_last, fya) = (
+                    f64::from(e.pa_first),
+                    f64::from(e.pa_last),
+                    f64::from(e.fya),
+                );
+                // Per channel: the x profile (first, 1, …, 1, last) times a scale, as
+                // a difference array: +p_first at cx0, +(1 − p_first) at cx0+1,
+                // +(p_last − 1) at cx1, −p_last at cx1+1.
+                let mut first = [pa_first; 5];
+                let mut last = [pa_last; 5];
+                let mut scale = [fya; 5];
+                (first[0], last[0], scale[0]) = (e.fx_first, e.fx_last, e.fy);
+                for k in 0..NC {
+                    scale[2 + k] = fya * f64::from(e.color[k]);
+                }
+                for ch in 0..dch {
+                    row[cx0 * dch + ch] += first[ch] * scale[ch];
+                }
+                for ch in 0..dch {
+                    row[(cx0 + 1) * dch + ch] += (1.0 - first[ch]) * scale[ch];
+                }
+                for ch in 0..dch {
+                    row[cx1 * dch + ch] += (last[ch] - 1.0) * scale[ch];
+                }
+                for ch in 0..dch {
+                    row[(cx1 + 1) * dch + ch] -= last[ch] * scale[ch];
+                }
+            }
         }
+        let mut run = [[0.0f64; 5]; BAND];
+        let mut out = [0.0f32; 6];
+        for x in 0..w {
+            let at = (band * w + x) * BAND * nch;
+            let src = &self.acc[at..at + rows * nch];
+            for (j, px) in src.chunks_exact(nch).enumerate() {
+                out[..nch].copy_from_slice(px);
+                if !wide.is_empty() {
+                    let d = &diff[j * stride + x * dch..j * stride + (x + 1) * dch];
+                    let run = &mut run[j];
+                    for ch in 0..dch {
+                        run[ch] += d[ch];
+                    }
+                    out[S0] += run[0] as f32;
+                    out[S1] += run[1] as f32;
+                    // Thin blocks are flat: luminance 1.
+                    out[S3] += run[1] as f32;
+                    for k in 0..NC {
+                        out[C + k] += run[2 + k] as f32;
+                    }
+                }
+                sink(h - 1 - (r0 + j), x, &out[..nch]);
+            }
+        }
+        // Leave the band zeroed for the next frame while it is still in the cache.
+        self.acc[band * w * BAND * nch..(band + 1) * w * BAND * nch].fill(0.0);
     }
 }
 

@@ -4,14 +4,16 @@
 // miss flash red on its way into L1; turn time-lapse on and see pathlines; change L1's
 // size and see the statistics change; then measure frame times with more than 10 000
 // glyphs (printed, not asserted). `memlens view` of a reference trace shows the lens
-// on the trace's own references. Screenshots go to e2e/artifacts/cache-*.png.
+// on the trace's own references, and a real program recorded with `memlens cache
+// record` (Valgrind) is coloured by the regions it named. Screenshots go to
+// e2e/artifacts/cache-*.png.
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 
@@ -262,6 +264,52 @@ test("memlens view shows a reference trace's own references in the cache lens", 
   await page.waitForFunction(() => window.__memlensCache.snapshot().position === 1);
   assert.match(await page.textContent('[data-testid="cache-label"]'), /load C\[i\]\[j\]/);
   await glyphsMatchEngine(page, "trace");
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+/** Whether `valgrind` is on the PATH (`memlens cache record` needs it). */
+function haveValgrind() {
+  return (process.env.PATH ?? "").split(delimiter).some((d) => d && existsSync(join(d, "valgrind")));
+}
+
+test("a program recorded with memlens cache record is coloured by the regions it named", { skip: !haveValgrind() && "valgrind is not installed" }, async () => {
+  const n = 12;
+  const repo = join(HERE, "../..");
+  const program = join(work, "matmul_regions");
+  execFileSync("cc", ["-O2", "-g", `-I${join(repo, "include")}`, "-o", program, join(repo, "crates/memlens/tests/programs/matmul_regions.c")]);
+  const trace = join(work, "regions.mlens");
+  execFileSync(MEMLENS, ["cache", "record", "-q", "--roi", "-o", trace, "--", program, String(n)], {
+    stdio: "pipe",
+    env: { ...process.env, MEMLENS_TOOL_CACHE: join(work, "tool-cache") },
+  });
+  const page = await open(await serve(["view", trace, "--no-open"]));
+  const s = await snapshot(page);
+  assert.equal(s.params.source, "trace");
+  // The legend names the three matrices, each in its own colour.
+  const legend = await page.$$eval('[data-testid="cache-legend"] .cl-region', (rows) =>
+    rows.map((r) => ({ name: r.textContent.trim(), colour: getComputedStyle(r.querySelector(".cl-swatch")).backgroundColor })),
+  );
+  const named = Object.fromEntries(legend.map((r) => [r.name, r.colour]));
+  for (const m of ["A", "B", "C"]) assert.ok(named[m], `region ${m} in the legend: ${JSON.stringify(legend)}`);
+  assert.equal(new Set([named.A, named.B, named.C]).size, 3, "three distinct colours");
+  // Stepping through the multiply: every reference is in A, B, C or on the stack.
+  for (let i = 1; i <= 6; i++) {
+    await page.click('[data-testid="cache-step"]');
+    await page.waitForFunction((i) => window.__memlensCache.snapshot().position === i, i);
+    const current = await page.textContent('[data-testid="cache-current"]');
+    assert.match(current, / in (A|B|C|stack)\b/, current);
+  }
+  // At the end the per-region statistics count n^3 loads of A and of B and 2n^2 of C.
+  await jump(page, s.references);
+  const rows = await page.$$eval('[data-testid="cache-stats"] table:nth-of-type(2) tbody tr', (trs) =>
+    trs.map((tr) => [tr.querySelector("th").textContent.trim(), Number(tr.querySelector("td").textContent.replace(/,/g, ""))]),
+  );
+  const refs = Object.fromEntries(rows);
+  assert.equal(refs.A, n ** 3, JSON.stringify(rows));
+  assert.equal(refs.B, n ** 3, JSON.stringify(rows));
+  assert.equal(refs.C, 2 * n * n, JSON.stringify(rows));
+  await shot(page, "recorded-regions");
   assert.deepEqual(page.errors, []);
   await page.close();
 });

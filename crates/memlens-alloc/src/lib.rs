@@ -32,7 +32,11 @@
 //! **Images.** [`render`] draws any viewport ([`View`]: time range, axis range, width,
 //! height) with [`RenderOptions`] (α, cushion profile, colour-by, filters) into an
 //! [`RgbaImage`]; the same call serves whole pictures and 256×256 tiles at any zoom.
-//! [`coverage`] exposes the per-pixel sums behind it. [`render_occupancy_bar`] draws the
+//! [`coverage`] exposes the per-pixel sums behind it. For the viewer's coarse grid tiles
+//! ([`grid_bounds`], levels up to [`OVERVIEW_LEVELS`]), [`AllocModel::prepare_overview`]
+//! adds up the tiny blocks' sums per cell once per option set, and [`render_tile`] then
+//! draws such a tile from them plus the few blocks that are not tiny (equal to `render`
+//! up to rounding), in milliseconds instead of a pass over every block. [`render_occupancy_bar`] draws the
 //! paper's Figure 5 bar (cushioned no-activity zones, antialiased activity) and
 //! [`render_stacked_bars`] its Figure 6 (all bins' bars stacked).
 //!
@@ -70,7 +74,8 @@ pub use pool::{
     BinReport, Overflow, OverflowPolicy, PoolBin, PoolConfig, ReplayReport, parse_bytes, replay,
 };
 pub use raster::{
-    ColorBy, Coverage, CushionProfile, NO_LATENCY, PixelSums, Rasterizer, RenderOptions, TimeRange,
-    View, coverage, render, resolve,
+    ColorBy, Coverage, CushionProfile, MIN_BLOCKS, NO_LATENCY, OVERVIEW_LEVELS, PixelSums,
+    Rasterizer, RenderOptions, TILE_SIDE, TimeRange, View, coverage, grid_bounds, overview_serves,
+    render, render_from_overview, render_tile, resolve,
 };
 pub use size_class::SizeFilter;

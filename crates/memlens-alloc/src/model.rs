@@ -8,6 +8,7 @@ use crate::axis::AddressAxis;
 use crate::block::{Block, BlockInfo, Latency, glibc_usable_size};
 use crate::ids::{BinId, BlockId, ProcessId, SiteId, ThreadId};
 use crate::index::TimeAddrIndex;
+use crate::raster::overview::OverviewCache;
 use crate::raster::{Attributes, ColorBy, TimeRange};
 use crate::regions;
 
@@ -158,6 +159,8 @@ pub struct AllocModel {
     pub(crate) axis: AddressAxis,
     pub(crate) index: TimeAddrIndex,
     pub(crate) attributes: [OnceLock<Attributes>; ColorBy::COUNT],
+    /// Cell sums for coarse grid tiles, built on request ([`AllocModel::prepare_overview`]).
+    pub(crate) overview: OverviewCache,
 }
 
 impl std::fmt::Debug for AllocModel {
@@ -242,6 +245,7 @@ impl AllocModel {
             axis,
             index,
             attributes: Default::default(),
+            overview: OverviewCache::default(),
         }
     }
 

@@ -1,8 +1,7 @@
 //! How long the viewer waits for one allocation-map tile (DESIGN §8: a 256×256 tile at
 //! any zoom ≤ 50 ms), measured through the same [`AllocLens::answer`] call the server
 //! makes for `api/alloc/tile`: the index query, formula (1) with cushions, and PNG
-//! encoding. Every tile is asked for once with a fresh bias, so nothing comes from the
-//! lens's cache.
+//! encoding. The lens keeps no answers (cache budget 0), so every tile is drawn.
 //!
 //! The model is deterministic (xorshift, fixed seed): `MEMLENS_BENCH_BLOCKS` blocks
 //! (default 10 M) from 4 threads over 300 sites, sizes log-uniform in 16 B–4 KiB, one
@@ -10,9 +9,15 @@
 //! are never freed, and freed addresses are reused LIFO per size class, so blocks pack
 //! densely as a real heap's do.
 //!
-//! Printed, per zoom level z (tiles 2^-z of the run and of the axis on each side): the
-//! median and worst tile time, as a ratio to the 50 ms budget, and the share of it the
-//! PNG encoding costs (lens answer vs the engine's `render` of the same window).
+//! Printed: how long the overview (the cell sums behind coarse tiles) takes to prepare,
+//! for the first option set (geometry and sums) and for another one (sums only); the
+//! first coarse tile of a new option set (drawn the plain way while the overview is
+//! prepared in the background); then, per zoom level pair zx/zy (tiles 2^-zx of the run,
+//! 2^-zy of the axis), the median and worst wall time of 9 tiles with the prepared option
+//! set, the thread's mean CPU time per tile, the ratio to the 50 ms budget, and the
+//! baseline: the engine's plain `render` of the same windows (no overview, no PNG), as
+//! the median wall time and the speed-up over it. The load average is printed too:
+//! the machine may be shared.
 //!
 //! Run: `cargo bench -p memlens-server --bench alloc_tile`.
 
@@ -20,7 +25,8 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use memlens_alloc::{
-    AllocEvent, AllocModel, AllocModelBuilder, FreeEvent, ProcessInfo, RenderOptions, render,
+    AllocEvent, AllocModel, AllocModelBuilder, ColorBy, FreeEvent, ProcessInfo, RenderOptions,
+    render,
 };
 use memlens_server::alloc::query::tile_window;
 use memlens_server::{AllocLens, LensApi};
@@ -106,78 +112,149 @@ fn generate(blocks: u64) -> AllocModel {
     b.finish(t + 100)
 }
 
+/// CPU time of this thread so far, ns (Linux; `None` elsewhere).
+fn thread_cpu_ns() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    stat.split_whitespace().next()?.parse().ok()
+}
+
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_else(|_| "unknown".to_owned())
+}
+
+fn query(z: (u32, u32), x: u64, y: u64, alpha: &str) -> HashMap<String, String> {
+    [
+        ("zx", z.0.to_string()),
+        ("zy", z.1.to_string()),
+        ("x", x.to_string()),
+        ("y", y.to_string()),
+        ("alpha", alpha.to_owned()),
+        ("color", "site".to_owned()),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_owned(), b))
+    .collect()
+}
+
+fn options(alpha: &str) -> RenderOptions {
+    RenderOptions {
+        alpha: alpha.parse().unwrap(),
+        color_by: ColorBy::Site,
+        ..RenderOptions::default()
+    }
+}
+
 fn main() {
     let blocks: u64 = std::env::var("MEMLENS_BENCH_BLOCKS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(10_000_000);
+    println!("load average {} at the start", load_average());
     let started = Instant::now();
-    let lens = AllocLens::new(generate(blocks));
+    let model = generate(blocks);
     println!(
         "model: {} blocks in {} bins built in {:.2?}",
-        lens.model().blocks().len(),
-        lens.model().bins().len(),
+        model.blocks().len(),
+        model.bins().len(),
         started.elapsed()
     );
+    // The lens starts preparing the default options' overview in the background.
+    let lens = AllocLens::with_cache_budget(model, 0);
+    let alpha = "0.5";
+    let started = Instant::now();
+    assert!(lens.model().prepare_overview(&options(alpha)).unwrap());
     println!(
-        "{:>5} {:>10} {:>10} {:>12} {:>10}",
-        "zoom", "median", "worst", "÷ 50 ms", "PNG share"
+        "overview: first option set (α {alpha}, colour by site) ready after {:.2?} (geometry and sums)",
+        started.elapsed()
+    );
+    let started = Instant::now();
+    lens.model().prepare_overview(&options("0.45")).unwrap();
+    println!(
+        "overview: another option set (α 0.45) ready after {:.2?} (sums only)",
+        started.elapsed()
+    );
+    // A coarse tile with an option set never asked for: plain path, overview warming up.
+    let started = Instant::now();
+    lens.answer("tile", &query((0, 0), 0, 0, "0.55")).unwrap();
+    println!(
+        "first coarse tile of a new option set (plain path): {:.2?}",
+        started.elapsed()
+    );
+    while !lens.model().overview_ready(&options("0.55")) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    println!(
+        "{:>7} {:>10} {:>10} {:>9} {:>8} {:>12} {:>9}",
+        "zx/zy", "median", "worst", "CPU", "÷ 50 ms", "plain render", "speed-up"
     );
     let mut rng = Rng(42);
     let mut overall = Vec::new();
-    for z in [0u32, 2, 4, 6, 8, 10, 12, 16] {
+    let levels: [(u32, u32); 18] = [
+        (0, 0),
+        (1, 1),
+        (2, 2),
+        (0, 2),
+        (2, 0),
+        (3, 3),
+        (0, 3),
+        (3, 0),
+        (0, 4),
+        (4, 0),
+        (0, 6),
+        (0, 9),
+        (4, 4),
+        (6, 6),
+        (8, 8),
+        (10, 10),
+        (12, 12),
+        (16, 16),
+    ];
+    for (zx, zy) in levels {
         let mut lens_times = Vec::new();
         let mut engine_times = Vec::new();
-        for k in 0..9u64 {
-            let n = 1u64 << z;
-            let (x, y) = (rng.next() % n, rng.next() % n);
-            let alpha = format!("0.{}", 300 + z * 10 + k as u32);
-            let q: HashMap<String, String> = [
-                ("zx", z.to_string()),
-                ("zy", z.to_string()),
-                ("x", x.to_string()),
-                ("y", y.to_string()),
-                ("alpha", alpha.clone()),
-                ("color", "site".to_owned()),
-            ]
-            .into_iter()
-            .map(|(a, b)| (a.to_owned(), b))
-            .collect();
+        let mut cpu = Duration::ZERO;
+        for _ in 0..9 {
+            let (x, y) = (rng.next() % (1 << zx), rng.next() % (1 << zy));
+            let q = query((zx, zy), x, y, alpha);
+            let cpu0 = thread_cpu_ns();
             let started = Instant::now();
             let body = lens.answer("tile", &q).expect("a tile");
             lens_times.push(started.elapsed());
+            if let (Some(a), Some(b)) = (cpu0, thread_cpu_ns()) {
+                cpu += Duration::from_nanos(b - a);
+            }
             assert_eq!(body.content_type, "image/png");
-            let view = tile_window(lens.model(), z, z, x, y, 256).unwrap();
-            let options = RenderOptions {
-                alpha: alpha.parse().unwrap(),
-                color_by: memlens_alloc::ColorBy::Site,
-                ..RenderOptions::default()
-            };
+            let view = tile_window(lens.model(), zx, zy, x, y, 256).unwrap();
             let started = Instant::now();
-            render(lens.model(), &view, &options).unwrap();
+            render(lens.model(), &view, &options(alpha)).unwrap();
             engine_times.push(started.elapsed());
         }
         lens_times.sort();
         engine_times.sort();
         let median = lens_times[lens_times.len() / 2];
         let worst = *lens_times.last().unwrap();
-        let engine = engine_times[engine_times.len() / 2];
-        let png_share = 1.0 - engine.as_secs_f64() / median.as_secs_f64().max(1e-9);
+        let plain = engine_times[engine_times.len() / 2];
         println!(
-            "{z:>5} {:>10.2?} {:>10.2?} {:>12.2} {:>9.0}%",
+            "{:>7} {:>10.2?} {:>10.2?} {:>9.2?} {:>8.2} {:>12.2?} {:>8.1}×",
+            format!("{zx}/{zy}"),
             median,
             worst,
+            cpu / 9,
             median.as_secs_f64() / BUDGET.as_secs_f64(),
-            100.0 * png_share.max(0.0)
+            plain,
+            plain.as_secs_f64() / median.as_secs_f64().max(1e-9)
         );
         overall.extend(lens_times);
     }
     overall.sort();
     let worst = *overall.last().unwrap();
     println!(
-        "all zooms: median {:.2?}, worst {:.2?} = {:.2}× the 50 ms budget",
+        "all zooms: median {:.2?}, worst {:.2?} = {:.2}× the 50 ms budget; load average {} at the end",
         overall[overall.len() / 2],
         worst,
-        worst.as_secs_f64() / BUDGET.as_secs_f64()
+        worst.as_secs_f64() / BUDGET.as_secs_f64(),
+        load_average()
     );
 }

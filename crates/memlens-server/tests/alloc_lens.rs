@@ -1,6 +1,7 @@
-//! The allocation-map lens's API through [`LensApi::answer`] on a small hand-built
-//! model: the meta document, PNG tiles (valid, the engine's pixels exactly, grid tiles
-//! that tile the whole picture, cached), brushing answers, bars, metrics, pool replays,
+//! The allocation-map lens's API through [`LensApi::answer`] on small hand-built
+//! models: the meta document, PNG tiles (valid, the engine's pixels exactly, grid tiles
+//! that tile the whole picture, cached; coarse tiles from the overview the lens prepares
+//! in the background), brushing answers, bars, metrics, pool replays,
 //! and bad parameters (400 with one sentence naming the parameter).
 
 use std::collections::HashMap;
@@ -496,4 +497,128 @@ fn bad_parameters_get_400_and_one_sentence_naming_them() {
     let (status, message) = refused(&lens, "nothing", &[]);
     assert_eq!(status, 404);
     assert!(message.contains("nothing"));
+}
+
+/// A model big enough for an overview: `MIN_BLOCKS` + 5 000 short-lived blocks of two
+/// threads cycling through 64 slots of a heap, and a few long-lived ones.
+fn busy_model() -> AllocModel {
+    let mut b = AllocModelBuilder::new();
+    let p = b.add_process(ProcessInfo {
+        pid: 7,
+        ppid: 1,
+        name: "busy".to_owned(),
+    });
+    let threads = [b.thread(p, 7, "main"), b.thread(p, 8, "worker")];
+    let base = 0x5555_0000_0000u64;
+    let n = memlens_alloc::MIN_BLOCKS as u64 + 5_000;
+    for i in 0..n {
+        let (t, thread) = (10 * i + 1, threads[(i % 2) as usize]);
+        let addr = base + (i % 64) * 96;
+        b.alloc(AllocEvent {
+            t,
+            thread,
+            addr,
+            size: 40 + i % 40,
+            site: memlens_alloc::SiteId::UNKNOWN,
+            latency_ns: None,
+        });
+        if i % 64 != 0 || i + 64 < n {
+            b.free(FreeEvent {
+                t: t + 5,
+                thread,
+                addr,
+                latency_ns: None,
+            });
+        }
+    }
+    b.finish(10 * n + 100)
+}
+
+/// Waits up to 30 s for `ready`.
+fn wait_for(ready: impl Fn() -> bool) {
+    let started = std::time::Instant::now();
+    while !ready() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "the overview was not prepared in 30 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// The largest difference of two RGBA buffers' channels.
+fn max_difference(a: &[u8], b: &[u8]) -> u8 {
+    assert_eq!(a.len(), b.len());
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| x.abs_diff(*y))
+        .max()
+        .unwrap_or(0)
+}
+
+#[test]
+fn coarse_tiles_come_from_the_overview_prepared_in_the_background() {
+    let lens = AllocLens::new(busy_model());
+    let m = lens.model();
+    let whole = View::whole(m, 256, 256);
+    let view_of = |zx: u32, zy: u32, x: u64, y: u64| View {
+        time: {
+            let (start_ns, end_ns) =
+                tile_bounds(whole.time.start_ns, whole.time.duration_ns(), zx, x);
+            TimeRange { start_ns, end_ns }
+        },
+        addr: tile_bounds(0, whole.addr.1, zy, y),
+        width: 256,
+        height: 256,
+    };
+    // The default options' overview is prepared as soon as the lens exists.
+    wait_for(|| m.overview_ready(&RenderOptions::default()));
+    for (zx, zy, x, y) in [(0, 0, 0, 0), (1, 2, 1, 3), (0, 7, 0, 100)] {
+        let view = view_of(zx, zy, x, y);
+        assert!(memlens_alloc::overview_serves(m, &view));
+        let from_overview =
+            memlens_alloc::render_from_overview(m, &view, &RenderOptions::default())
+                .unwrap()
+                .expect("prepared");
+        let (_, _, pixels) = png(&ask(
+            &lens,
+            "tile",
+            &[
+                ("zx", &zx.to_string()),
+                ("zy", &zy.to_string()),
+                ("x", &x.to_string()),
+                ("y", &y.to_string()),
+            ],
+        ));
+        // The lens answers with the overview's pixels, which are formula (1)'s up to rounding.
+        assert_eq!(pixels, from_overview.pixels, "tile {zx}/{zy}/{x}/{y}");
+        let plain = render(m, &view, &RenderOptions::default()).unwrap();
+        assert!(max_difference(&pixels, &plain.pixels) <= 1);
+        assert!(plain.pixels.chunks(4).any(|p| p[..3] != [255, 255, 255]));
+    }
+    // Another option set: its first coarse tile starts the preparation (the tile itself
+    // is drawn the plain way unless the preparation is already done).
+    let options = RenderOptions {
+        alpha: 0.8,
+        color_by: memlens_alloc::ColorBy::Size,
+        ..RenderOptions::default()
+    };
+    assert!(!m.overview_ready(&options));
+    let (_, _, pixels) = png(&ask(
+        &lens,
+        "tile",
+        &[
+            ("zx", "0"),
+            ("zy", "0"),
+            ("x", "0"),
+            ("y", "0"),
+            ("alpha", "0.8"),
+            ("color", "size"),
+        ],
+    ));
+    let plain = render(m, &view_of(0, 0, 0, 0), &options).unwrap();
+    assert!(max_difference(&pixels, &plain.pixels) <= 1);
+    wait_for(|| m.overview_ready(&options));
+    // Deep time levels are not served: drawn the plain way.
+    assert!(!memlens_alloc::overview_serves(m, &view_of(5, 0, 3, 0)));
 }

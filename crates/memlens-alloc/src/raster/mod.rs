@@ -16,10 +16,15 @@
 //! 10 M blocks and a 256×256 tile deep inside it are both fast.
 
 mod cushion;
+pub(crate) mod overview;
 mod pow_lut;
 mod rasterizer;
 
 pub use cushion::{CushionProfile, flat_intensity, intensity, slope};
+pub use overview::{
+    MIN_BLOCKS, OVERVIEW_LEVELS, TILE_SIDE, grid_bounds, overview_serves, render_from_overview,
+    render_tile,
+};
 pub use pow_lut::PowLut;
 pub use rasterizer::{Coverage, PixelSums, Rasterizer, recycle};
 
@@ -295,14 +300,7 @@ fn rasterize(
     view: &View,
     options: &RenderOptions,
 ) -> Result<Rasterizer, AllocError> {
-    view.validate()?;
-    options.validate()?;
-    for bin in &options.bins {
-        if model.bin(*bin).is_none() {
-            return Err(AllocError::NoSuchBin(bin.0));
-        }
-    }
-    let attrs = model.attributes(options.color_by)?;
+    let attrs = checked(model, view, options)?;
     let ncolor = if options.color_by.is_categorical() {
         3
     } else {
@@ -315,22 +313,9 @@ fn rasterize(
         ncolor,
         options.cushion,
     );
-    let bin_ranges: Vec<(u64, u64)> = options
-        .bins
-        .iter()
-        .filter_map(|b| model.bin(*b).map(|b| b.axis_range()))
-        .collect();
-    let size = options.size;
-    let keep = |rec: &IndexRec| {
-        let requested = if rec.requested == u32::MAX {
-            model.blocks[rec.id as usize].requested
-        } else {
-            u64::from(rec.requested)
-        };
-        size.keeps(requested)
-            && (bin_ranges.is_empty() || bin_ranges.iter().any(|&(s, e)| s <= rec.y0 && rec.y0 < e))
-    };
-    let filtered = size != SizeFilter::ALL || !bin_ranges.is_empty();
+    let filter = Filter::new(model, options);
+    let keep = |rec: &IndexRec| filter.keeps(model, rec);
+    let filtered = filter.is_active();
     match (attrs, filtered) {
         (Attributes::Categorical { ids, palette }, false) => {
             feed(
@@ -360,6 +345,64 @@ fn rasterize(
         }
     }
     Ok(r)
+}
+
+/// The filters of a [`RenderOptions`]: requested sizes and bins (by axis range).
+pub(crate) struct Filter {
+    size: SizeFilter,
+    bin_ranges: Vec<(u64, u64)>,
+}
+
+impl Filter {
+    /// The filters of `options` (bins the model lacks are ignored: callers check them).
+    pub(crate) fn new(model: &AllocModel, options: &RenderOptions) -> Filter {
+        Filter {
+            size: options.size,
+            bin_ranges: options
+                .bins
+                .iter()
+                .filter_map(|b| model.bin(*b).map(|b| b.axis_range()))
+                .collect(),
+        }
+    }
+
+    /// False when every block passes.
+    pub(crate) fn is_active(&self) -> bool {
+        self.size != SizeFilter::ALL || !self.bin_ranges.is_empty()
+    }
+
+    /// True when the block of `rec` passes.
+    #[inline]
+    pub(crate) fn keeps(&self, model: &AllocModel, rec: &IndexRec) -> bool {
+        let requested = if rec.requested == u32::MAX {
+            model.blocks[rec.id as usize].requested
+        } else {
+            u64::from(rec.requested)
+        };
+        self.size.keeps(requested)
+            && (self.bin_ranges.is_empty()
+                || self
+                    .bin_ranges
+                    .iter()
+                    .any(|&(s, e)| s <= rec.y0 && rec.y0 < e))
+    }
+}
+
+/// Checks what [`render`] checks before drawing: the view, α, the bins, and the
+/// colouring attribute (whose values it returns).
+fn checked<'m>(
+    model: &'m AllocModel,
+    view: &View,
+    options: &RenderOptions,
+) -> Result<&'m Attributes, AllocError> {
+    view.validate()?;
+    options.validate()?;
+    for bin in &options.bins {
+        if model.bin(*bin).is_none() {
+            return Err(AllocError::NoSuchBin(bin.0));
+        }
+    }
+    model.attributes(options.color_by)
 }
 
 /// Maps the blocks of `view` that `keep` accepts to pixel units and adds them with

@@ -2,7 +2,11 @@
 //! that draws the map of a trace's blocks (time → x, compact address → y) as PNG tiles
 //! at any zoom, answers brushing questions and serves the occupancy bars and metric
 //! series. Every number and pixel comes from `memlens-alloc`; this module parses
-//! queries, picks the model, encodes PNG and JSON, and keeps recent answers.
+//! queries, picks the model, encodes PNG and JSON, and keeps recent answers. Coarse
+//! grid tiles (the whole model down to 4 × 4 tiles) come from the engine's overview,
+//! which one background thread prepares per option set: for the default options as
+//! soon as the lens exists, for others at their first coarse tile (drawn the plain
+//! way meanwhile).
 //!
 //! Routes (all take the model parameters of [`query`]: `pool=…` selects a pool replay):
 //!
@@ -23,8 +27,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use memlens_alloc::{
-    AllocModel, BarOptions, BinId, BinKind, BlockInfo, ColorBy, ReplayReport, SiteId,
-    categorical_color, metric_series, render, render_occupancy_bar, render_stacked_bars, replay,
+    AllocModel, BarOptions, BinId, BinKind, BlockInfo, ColorBy, RenderOptions, ReplayReport,
+    SiteId, categorical_color, metric_series, overview_serves, render_occupancy_bar,
+    render_stacked_bars, render_tile, replay,
 };
 
 use crate::error::ApiError;
@@ -86,20 +91,93 @@ impl Drawn {
     }
 }
 
+/// An overview to prepare: the model and the option set.
+type WarmJob = (Arc<Drawn>, RenderOptions);
+
+/// The background preparation of overviews (see [`AllocLens::warm`]): at most one
+/// thread, working on `current`, with the latest request waiting in `next`.
+#[derive(Default)]
+struct Warming {
+    running: bool,
+    current: Option<(String, RenderOptions)>,
+    next: Option<WarmJob>,
+}
+
 /// The allocation-map lens over one model (one or more traces).
 pub struct AllocLens {
     real: Arc<Drawn>,
     replays: Mutex<Vec<Arc<Drawn>>>,
     cache: ImageCache,
+    warming: Arc<Mutex<Warming>>,
 }
 
 impl AllocLens {
-    /// A lens over `model`.
+    /// A lens over `model`. The overview of the viewer's default drawing options is
+    /// prepared in the background at once, so the first whole-model tiles are fast.
     pub fn new(model: AllocModel) -> AllocLens {
-        AllocLens {
+        AllocLens::with_cache_budget(model, CACHE_BUDGET)
+    }
+
+    /// A lens keeping at most `bytes` of recent answers (0: none, for benchmarks).
+    pub fn with_cache_budget(model: AllocModel, bytes: usize) -> AllocLens {
+        let lens = AllocLens {
             real: Arc::new(Drawn::new("real".to_owned(), Arc::new(model), None, None)),
             replays: Mutex::new(Vec::new()),
-            cache: ImageCache::new(CACHE_BUDGET),
+            cache: ImageCache::new(bytes),
+            warming: Arc::default(),
+        };
+        lens.warm(&lens.real, &RenderOptions::default());
+        lens
+    }
+
+    /// Prepares, on a background thread, the overview of `drawn` for `options`
+    /// (coarse tiles then come from cell sums: see `memlens_alloc::render_tile`). One
+    /// thread at most: while it works, the latest request waits and earlier waiting
+    /// ones are dropped (a user dragging the α slider wants the last α).
+    fn warm(&self, drawn: &Arc<Drawn>, options: &RenderOptions) {
+        if drawn.model.overview_ready(options) {
+            return;
+        }
+        let mut w = self.warming.lock().unwrap_or_else(PoisonError::into_inner);
+        let same = |key: &str, o: &RenderOptions| key == drawn.key && o == options;
+        if w.current.as_ref().is_some_and(|(k, o)| same(k, o))
+            || w.next.as_ref().is_some_and(|(d, o)| same(&d.key, o))
+        {
+            return;
+        }
+        let job = (Arc::clone(drawn), options.clone());
+        if w.running {
+            w.next = Some(job);
+            return;
+        }
+        w.running = true;
+        drop(w);
+        let warming = Arc::clone(&self.warming);
+        let spawned = std::thread::Builder::new()
+            .name("memlens-overview".to_owned())
+            .spawn(move || {
+                let mut job = Some(job);
+                while let Some((drawn, options)) = job.take() {
+                    warming
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .current = Some((drawn.key.clone(), options.clone()));
+                    // Options were checked by the request; an error only means no overview.
+                    let _ = drawn.model.prepare_overview(&options);
+                    let mut w = warming.lock().unwrap_or_else(PoisonError::into_inner);
+                    w.current = None;
+                    job = w.next.take();
+                    if job.is_none() {
+                        w.running = false;
+                    }
+                }
+            });
+        if spawned.is_err() {
+            // No thread: tiles are drawn the plain way.
+            self.warming
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .running = false;
         }
     }
 
@@ -484,8 +562,13 @@ impl LensApi for AllocLens {
                 let model = &drawn.model;
                 let view = query::view(q, model)?;
                 let options = query::render_options(q, model)?;
+                // Coarse grid tiles come from the overview once it is prepared for
+                // these options; until then they are drawn the plain way.
+                if overview_serves(model, &view) {
+                    self.warm(&drawn, &options);
+                }
                 self.cached_png(route, &drawn, q, || {
-                    render(model, &view, &options).map_err(engine_error)
+                    render_tile(model, &view, &options).map_err(engine_error)
                 })
             }
             "block" => {

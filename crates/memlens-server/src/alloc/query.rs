@@ -13,7 +13,7 @@ use std::collections::HashMap;
 
 use memlens_alloc::{
     AllocModel, BarStyle, BinId, ColorBy, CushionProfile, OverflowPolicy, PoolConfig,
-    RenderOptions, SizeFilter, TimeRange, View, parse_bytes,
+    RenderOptions, SizeFilter, TimeRange, View, grid_bounds, parse_bytes,
 };
 
 use crate::error::ApiError;
@@ -196,10 +196,10 @@ pub(crate) fn render_options(q: &Query, model: &AllocModel) -> Result<RenderOpti
 }
 
 /// `[lo, hi)` of tile `i` when `[start, start + len)` is split into `2^level` equal
-/// parts, each bound rounded down to a whole unit, so neighbours share their bounds.
+/// parts, each bound rounded down to a whole unit, so neighbours share their bounds
+/// (the engine's [`grid_bounds`], whose overview recognises these tiles).
 pub fn tile_bounds(start: u64, len: u64, level: u32, i: u64) -> (u64, u64) {
-    let at = |k: u64| start + ((u128::from(len) * u128::from(k)) >> level) as u64;
-    (at(i), at(i + 1))
+    grid_bounds(start, len, level, i)
 }
 
 /// The window of grid tile (`x`, `y`) at levels (`zx`, `zy`) of `model`, `size` pixels square.

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, anyhow};
 use memlens_trace::{ClockSource, Meta, ProcessInfo, TraceWriter};
 
-use crate::UsageError;
+use crate::{UsageError, launch};
 
 /// Arguments of `memlens cache record`.
 #[derive(clap::Args)]
@@ -77,15 +77,7 @@ fn yes_no(b: bool) -> &'static str {
 }
 
 fn resolve_program(program: &OsString) -> Option<PathBuf> {
-    let p = Path::new(program);
-    if p.components().count() > 1 {
-        return std::fs::canonicalize(p).ok();
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(p))
-        .find(|c| c.is_file())
-        .and_then(|c| std::fs::canonicalize(c).ok())
+    launch::find_on_path(Path::new(program)).and_then(|c| std::fs::canonicalize(c).ok())
 }
 
 /// A FIFO in a fresh private directory, removed on drop.
@@ -148,16 +140,7 @@ pub fn run(args: RecordArgs) -> Result<i32> {
     let program = &args.command[0];
     let resolved = resolve_program(program)
         .ok_or_else(|| UsageError(format!("{}: no such program", program.to_string_lossy())))?;
-    if let Some(out) = &args.output
-        && out.exists()
-        && !args.force
-    {
-        return Err(UsageError(format!(
-            "{} already exists; pass --force to overwrite it",
-            out.display()
-        ))
-        .into());
-    }
+    launch::refuse_existing_output(args.output.as_deref(), args.force)?;
     let tool = match tool::prepare(args.quiet) {
         Ok(t) => t,
         Err(message) => {
@@ -190,12 +173,7 @@ pub fn run(args: RecordArgs) -> Result<i32> {
         .arg(format!("--heap={}", yes_no(!args.no_heap)))
         .arg("--")
         .args(&args.command);
-    // Ctrl-C goes to the program (same process group); the trace is finished.
-    // SAFETY: ignoring SIGINT/SIGQUIT in this process only.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_IGN);
-        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
-    }
+    launch::leave_signals_to_the_program();
     let mut child = cmd
         .spawn()
         .with_context(|| format!("cannot start {}", tool.valgrind.display()))?;
@@ -259,14 +237,7 @@ pub fn run(args: RecordArgs) -> Result<i32> {
     let summary = encoder
         .join()
         .map_err(|_| anyhow!("the trace encoder failed"))??;
-    let code = match (
-        status.code(),
-        std::os::unix::process::ExitStatusExt::signal(&status),
-    ) {
-        (Some(c), _) => c,
-        (None, Some(sig)) => 128 + sig,
-        _ => 1,
-    };
+    let code = launch::exit_code(status);
     if summary.references() == 0 && summary.sites == 0 {
         eprintln!(
             "memlens: valgrind ended (status {code}) before the memlens tool recorded anything; \

@@ -5,8 +5,6 @@
 //! Glue only: the kernels and the simulator live in `memlens-cache`, the lens's API
 //! in `memlens-server`.
 
-use std::io::Write;
-use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -18,12 +16,11 @@ use memlens_cache::{
 };
 use memlens_heap::{HeapModel, HeapModelBuilder};
 use memlens_server::cache::MAX_REFERENCES;
-use memlens_server::{
-    CacheLens, EngineOptions, ReferenceSource, RunInfo, ServeError, Viewer, ViewerConfig,
-};
+use memlens_server::{CacheLens, EngineOptions, ReferenceSource, RunInfo, Viewer};
 use memlens_trace::{RefItem, RefKind, TraceFile, read_references};
 
 use crate::UsageError;
+use crate::view_cmd::ServeArgs;
 
 /// Arguments of `memlens cache view`.
 #[derive(clap::Args)]
@@ -50,25 +47,13 @@ pub struct CacheViewArgs {
     /// How the levels' contents relate.
     #[arg(long, default_value = "non-inclusive", value_parser = ["inclusive", "non-inclusive", "exclusive"])]
     inclusion: String,
-    /// The port to listen on; 0 picks a free one.
-    #[arg(long, default_value_t = 0)]
-    port: u16,
-    /// The address to listen on. Other than loopback it needs `--allow-remote`.
-    #[arg(long, default_value = "127.0.0.1")]
-    host: IpAddr,
-    /// Really listen on a non-loopback `--host`.
-    #[arg(long)]
-    allow_remote: bool,
-    /// Print the URL without opening a browser.
-    #[arg(long)]
-    no_open: bool,
+    #[command(flatten)]
+    serve: ServeArgs,
 }
 
 /// Runs `memlens cache view` until Ctrl-C.
 pub fn run(args: CacheViewArgs) -> Result<i32> {
-    if !args.host.is_loopback() && !args.allow_remote {
-        return Err(UsageError(ServeError::NonLoopback { host: args.host }.to_string()).into());
-    }
+    args.serve.check()?;
     let id = CacheLens::kernel_id(&args.kernel, args.variant.as_deref()).map_err(UsageError)?;
     let mut lens = CacheLens::new(None)
         .with_default_source(id, args.n)
@@ -93,21 +78,10 @@ pub fn run(args: CacheViewArgs) -> Result<i32> {
         pid: None,
         trace_name: "built-in kernels".to_owned(),
     };
-    let config = ViewerConfig {
-        host: args.host,
-        port: args.port,
-        allow_remote: args.allow_remote,
-        engine: EngineOptions::default(),
-    };
+    let config = args.serve.config(EngineOptions::default());
     let viewer = Viewer::bind(model, info, config, vec![Arc::new(lens)])?;
-    let url = viewer.url().to_owned();
-    println!("memlens: viewing the cache lens ({id}) at {url}");
-    let _ = std::io::stdout().flush();
-    eprintln!("memlens: press Ctrl-C to stop");
-    if !args.no_open {
-        crate::view_cmd::open_browser(&url);
-    }
-    viewer.run()?;
+    args.serve
+        .serve(viewer, &format!("the cache lens ({id})"))?;
     Ok(0)
 }
 

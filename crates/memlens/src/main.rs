@@ -13,6 +13,7 @@ mod cache_view_cmd;
 mod dump_cmd;
 mod growth_cmd;
 mod heap_model;
+mod launch;
 mod load;
 mod record;
 mod render_cmd;

@@ -15,8 +15,8 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use object::{Object, ObjectSymbol};
 
-use crate::UsageError;
 use crate::summary_cmd::{bytes, duration};
+use crate::{UsageError, launch};
 
 /// Arguments of `memlens record`.
 #[derive(clap::Args)]
@@ -72,41 +72,12 @@ pub struct RecordArgs {
 }
 
 fn find_preload() -> Result<PathBuf> {
-    if let Some(p) = std::env::var_os("MEMLENS_PRELOAD") {
-        let p = PathBuf::from(p);
-        if p.is_file() {
-            return Ok(p);
-        }
-        bail!(
-            "MEMLENS_PRELOAD names {}, which does not exist",
-            p.display()
-        );
-    }
-    let exe = std::env::current_exe().context("cannot find the memlens executable")?;
-    let dir = exe.parent().unwrap_or(Path::new("."));
-    for candidate in [
-        dir.join("libmemlens_preload.so"),
-        dir.join("../libmemlens_preload.so"),
-        dir.join("../lib/memlens/libmemlens_preload.so"),
-    ] {
-        if candidate.is_file() {
-            return Ok(candidate.canonicalize().unwrap_or(candidate));
-        }
-    }
-    bail!(
-        "cannot find the recorder library libmemlens_preload.so next to {}; build it with `cargo build --release` (it is part of the workspace) or set MEMLENS_PRELOAD",
-        exe.display()
+    launch::helper_library(
+        "MEMLENS_PRELOAD",
+        "libmemlens_preload.so",
+        "the recorder library",
+        "build it with `cargo build --release` (it is part of the workspace)",
     )
-}
-
-/// Finds `cmd` on `PATH` as the shell would.
-fn resolve_command(cmd: &Path) -> Option<PathBuf> {
-    if cmd.components().count() > 1 {
-        return cmd.is_file().then(|| cmd.to_path_buf());
-    }
-    std::env::split_paths(&std::env::var_os("PATH")?)
-        .map(|d| d.join(cmd))
-        .find(|p| p.is_file())
 }
 
 /// What the executable's ELF says about interposition.
@@ -153,7 +124,7 @@ pub fn run(args: RecordArgs) -> Result<i32> {
     }
     let preload = find_preload()?;
     let program = PathBuf::from(&args.command[0]);
-    let Some(resolved) = resolve_command(&program) else {
+    let Some(resolved) = launch::find_on_path(&program) else {
         return Err(UsageError(format!(
             "cannot find the program `{}` (not a file, and not on PATH)",
             program.display()
@@ -171,16 +142,7 @@ pub fn run(args: RecordArgs) -> Result<i32> {
         ),
         _ => {}
     }
-    if let Some(out) = &args.output
-        && out.exists()
-        && !args.force
-    {
-        return Err(UsageError(format!(
-            "{} already exists; pass --force to overwrite it",
-            out.display()
-        ))
-        .into());
-    }
+    launch::refuse_existing_output(args.output.as_deref(), args.force)?;
     if let Some(every) = &args.mark_every
         && parse_duration(every).is_none()
     {
@@ -226,23 +188,11 @@ pub fn run(args: RecordArgs) -> Result<i32> {
     } else {
         cmd.env_remove("MEMLENS_LATENCY");
     }
-    // Ctrl-C goes to the program (same process group); we report afterwards.
-    // SAFETY: ignoring SIGINT/SIGQUIT in this process only.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_IGN);
-        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
-    }
+    launch::leave_signals_to_the_program();
     let status = cmd
         .status()
         .with_context(|| format!("cannot start {}", program.display()))?;
-    let code = match (
-        status.code(),
-        std::os::unix::process::ExitStatusExt::signal(&status),
-    ) {
-        (Some(c), _) => c,
-        (None, Some(sig)) => 128 + sig,
-        _ => 1,
-    };
+    let code = launch::exit_code(status);
     let mut paths: Vec<PathBuf> = Vec::new();
     if let Ok(text) = std::fs::read_to_string(&manifest) {
         for line in text.lines() {

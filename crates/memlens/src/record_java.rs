@@ -15,35 +15,19 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 
-use super::{RecordArgs, report, resolve_command};
-use crate::UsageError;
+use super::{RecordArgs, report};
+use crate::{UsageError, launch};
 
 /// Finds the agent: `$MEMLENS_JVMTI`, else next to this executable, else in
 /// `../lib/memlens/`.
 fn find_agent() -> Result<PathBuf> {
-    if let Some(p) = std::env::var_os("MEMLENS_JVMTI") {
-        let p = PathBuf::from(p);
-        if p.is_file() {
-            return Ok(p);
-        }
-        bail!("MEMLENS_JVMTI names {}, which does not exist", p.display());
-    }
-    let exe = std::env::current_exe().context("cannot find the memlens executable")?;
-    let dir = exe.parent().unwrap_or(Path::new("."));
-    for candidate in [
-        dir.join("libmemlens_jvmti.so"),
-        dir.join("../libmemlens_jvmti.so"),
-        dir.join("../lib/memlens/libmemlens_jvmti.so"),
-    ] {
-        if candidate.is_file() {
-            return Ok(candidate.canonicalize().unwrap_or(candidate));
-        }
-    }
-    bail!(
-        "cannot find the Java agent libmemlens_jvmti.so next to {}; build it with `cargo build --release -p memlens-jvmti` or set MEMLENS_JVMTI",
-        exe.display()
+    launch::helper_library(
+        "MEMLENS_JVMTI",
+        "libmemlens_jvmti.so",
+        "the Java agent",
+        "build it with `cargo build --release -p memlens-jvmti`",
     )
 }
 
@@ -82,23 +66,14 @@ pub(super) fn run(args: RecordArgs) -> Result<i32> {
     agent_options(&args, None)?; // bad options are usage errors before anything else
     let agent = find_agent()?;
     let program = PathBuf::from(&args.command[0]);
-    let Some(resolved) = resolve_command(&program) else {
+    let Some(resolved) = launch::find_on_path(&program) else {
         return Err(UsageError(format!(
             "cannot find the program `{}` (not a file, and not on PATH)",
             program.display()
         ))
         .into());
     };
-    if let Some(out) = &args.output
-        && out.exists()
-        && !args.force
-    {
-        return Err(UsageError(format!(
-            "{} already exists; pass --force to overwrite it",
-            out.display()
-        ))
-        .into());
-    }
+    launch::refuse_existing_output(args.output.as_deref(), args.force)?;
     let output = args
         .output
         .as_ref()
@@ -139,23 +114,11 @@ pub(super) fn run(args: RecordArgs) -> Result<i32> {
         None => std::env::current_dir()?,
     };
     cmd.env("MEMLENS_DIR", &dir);
-    // Ctrl-C goes to the program (same process group); we report afterwards.
-    // SAFETY: ignoring SIGINT/SIGQUIT in this process only.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_IGN);
-        libc::signal(libc::SIGQUIT, libc::SIG_IGN);
-    }
+    launch::leave_signals_to_the_program();
     let status = cmd
         .status()
         .with_context(|| format!("cannot start {}", program.display()))?;
-    let code = match (
-        status.code(),
-        std::os::unix::process::ExitStatusExt::signal(&status),
-    ) {
-        (Some(c), _) => c,
-        (None, Some(sig)) => 128 + sig,
-        _ => 1,
-    };
+    let code = launch::exit_code(status);
     let mut paths = traces_in(&manifest);
     std::fs::remove_file(&manifest).ok();
     if !direct

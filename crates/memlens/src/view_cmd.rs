@@ -31,6 +31,19 @@ pub struct ViewArgs {
     /// children (coloured by process there; the heap lens shows FILE).
     #[arg(value_name = "MORE")]
     more: Vec<PathBuf>,
+    #[command(flatten)]
+    serve: ServeArgs,
+    /// The classifiers the heap lens starts with, outermost level first.
+    #[arg(long, value_name = "C1,C2,…", default_value = "site,thread")]
+    by: String,
+    /// Evenly spaced snapshot times (besides the start, marks, peaks and dips).
+    #[arg(long, value_name = "K", default_value_t = 20)]
+    points: usize,
+}
+
+/// Where and how `memlens view` and `memlens cache view` serve the page.
+#[derive(clap::Args)]
+pub struct ServeArgs {
     /// The port to listen on; 0 picks a free one.
     #[arg(long, default_value_t = 0)]
     port: u16,
@@ -44,21 +57,53 @@ pub struct ViewArgs {
     /// Print the URL without opening a browser.
     #[arg(long)]
     no_open: bool,
-    /// The classifiers the heap lens starts with, outermost level first.
-    #[arg(long, value_name = "C1,C2,…", default_value = "site,thread")]
-    by: String,
-    /// Evenly spaced snapshot times (besides the start, marks, peaks and dips).
-    #[arg(long, value_name = "K", default_value_t = 20)]
-    points: usize,
+}
+
+impl ServeArgs {
+    /// A usage error unless the address is loopback or `--allow-remote` was given.
+    pub fn check(&self) -> Result<()> {
+        if !self.host.is_loopback() && !self.allow_remote {
+            return Err(UsageError(ServeError::NonLoopback { host: self.host }.to_string()).into());
+        }
+        Ok(())
+    }
+
+    /// The server's configuration with the engine's `engine` options.
+    pub fn config(&self, engine: EngineOptions) -> ViewerConfig {
+        ViewerConfig {
+            host: self.host,
+            port: self.port,
+            allow_remote: self.allow_remote,
+            engine,
+        }
+    }
+
+    /// Prints the URL (one line on stdout, `viewing WHAT at URL`, so a script can read
+    /// it), opens the browser unless `--no-open`, and serves until Ctrl-C.
+    pub fn serve(&self, viewer: Viewer, what: &str) -> Result<()> {
+        if !self.host.is_loopback() {
+            eprintln!(
+                "memlens: warning: serving on {}, reachable from other machines; anyone with the URL can read this trace",
+                self.host
+            );
+        }
+        let url = viewer.url().to_owned();
+        println!("memlens: viewing {what} at {url}");
+        let _ = std::io::stdout().flush();
+        eprintln!("memlens: press Ctrl-C to stop");
+        if !self.no_open {
+            open_browser(&url);
+        }
+        viewer.run()?;
+        Ok(())
+    }
 }
 
 /// Runs `memlens view` until Ctrl-C.
 pub fn run(args: ViewArgs) -> Result<i32> {
     heap_model::classifier_chain(&args.by, &[])?;
     check_points(args.points)?;
-    if !args.host.is_loopback() && !args.allow_remote {
-        return Err(UsageError(ServeError::NonLoopback { host: args.host }.to_string()).into());
-    }
+    args.serve.check()?;
     let trace = HeapTrace::build(crate::load::open(&args.file)?);
     let status = trace.finish();
     let info = run_info(&trace, &args.file);
@@ -73,32 +118,13 @@ pub fn run(args: ViewArgs) -> Result<i32> {
     }
     // The model lives as long as the server, which is the rest of the process.
     let model: &'static HeapModel = Box::leak(Box::new(trace.model));
-    if !args.host.is_loopback() {
-        eprintln!(
-            "memlens: warning: serving on {}, reachable from other machines; anyone with the URL can read this trace",
-            args.host
-        );
-    }
-    let config = ViewerConfig {
-        host: args.host,
-        port: args.port,
-        allow_remote: args.allow_remote,
-        engine: EngineOptions {
-            points: args.points,
-            default_classifiers: args.by.clone(),
-            other_lenses: Vec::new(),
-        },
-    };
+    let config = args.serve.config(EngineOptions {
+        points: args.points,
+        default_classifiers: args.by.clone(),
+        other_lenses: Vec::new(),
+    });
     let viewer = Viewer::bind(model, info, config, lenses)?;
-    let url = viewer.url().to_owned();
-    // One line on stdout (a script may read it and close the pipe); the rest on stderr.
-    println!("memlens: viewing {} at {url}", args.file.display());
-    let _ = std::io::stdout().flush();
-    eprintln!("memlens: press Ctrl-C to stop");
-    if !args.no_open {
-        open_browser(&url);
-    }
-    viewer.run()?;
+    args.serve.serve(viewer, &args.file.display().to_string())?;
     Ok(status)
 }
 
@@ -148,7 +174,7 @@ pub(crate) fn run_info(trace: &HeapTrace, file: &Path) -> RunInfo {
 }
 
 /// Opens `url` in the desktop's browser when there is a desktop; otherwise says so.
-pub(crate) fn open_browser(url: &str) {
+fn open_browser(url: &str) {
     let has_display = ["DISPLAY", "WAYLAND_DISPLAY"]
         .iter()
         .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()));

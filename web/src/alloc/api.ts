@@ -3,7 +3,7 @@
 // parameters every image request carries, and fetch helpers whose errors are the
 // server's one-sentence messages.
 
-import { DataError } from "../data/source";
+import { fetchOk } from "../data/http";
 
 export interface AllocBin {
   id: number;
@@ -154,32 +154,12 @@ export class AllocApi {
     return url.toString();
   }
 
-  private async fetchOk(url: string): Promise<Response> {
-    let response: Response;
-    try {
-      response = await fetch(url, { cache: "no-store" });
-    } catch {
-      throw new DataError("The memlens server does not answer: is `memlens view` still running?");
-    }
-    if (!response.ok) {
-      let message = `The server answered ${response.status}.`;
-      try {
-        const body = (await response.json()) as { error?: string };
-        if (body.error) message = body.error;
-      } catch {
-        // Not JSON: keep the status sentence.
-      }
-      throw new DataError(message);
-    }
-    return response;
-  }
-
   async json<T>(route: string, params: Record<string, string | number>): Promise<T> {
-    return (await (await this.fetchOk(this.url(route, params))).json()) as T;
+    return (await (await fetchOk(this.url(route, params))).json()) as T;
   }
 
   async image(url: string): Promise<ImageBitmap> {
-    const blob = await (await this.fetchOk(url)).blob();
+    const blob = await (await fetchOk(url)).blob();
     return createImageBitmap(blob);
   }
 

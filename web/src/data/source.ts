@@ -2,6 +2,7 @@
 // the data a report embedded in the page (`memlens report`, opened from file://).
 // Both answer the same questions; the report only knows its precomputed answers.
 
+import { DataError, fetchOk } from "./http";
 import type {
   GrowthDoc,
   Meta,
@@ -34,8 +35,7 @@ export interface DataSource {
   growth(by: string[], top: number): Promise<GrowthDoc>;
 }
 
-/** An error the page shows as it is: one sentence. */
-export class DataError extends Error {}
+export { DataError } from "./http";
 
 /** The live server. URLs are relative to the page, which lives under the token. */
 export class ApiSource implements DataSource {
@@ -48,23 +48,7 @@ export class ApiSource implements DataSource {
   private async get<T>(path: string, params: Record<string, string> = {}): Promise<T> {
     const url = new URL(path, this.base);
     for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
-    let response: Response;
-    try {
-      response = await fetch(url, { cache: "no-store" });
-    } catch {
-      throw new DataError("The memlens server does not answer: is `memlens view` still running?");
-    }
-    if (!response.ok) {
-      let message = `The server answered ${response.status}.`;
-      try {
-        const body = (await response.json()) as { error?: string };
-        if (body.error) message = body.error;
-      } catch {
-        // Not JSON: keep the status sentence.
-      }
-      throw new DataError(message);
-    }
-    return (await response.json()) as T;
+    return (await (await fetchOk(url)).json()) as T;
   }
 
   meta(): Promise<Meta> {

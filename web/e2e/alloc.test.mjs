@@ -290,6 +290,19 @@ test("two cushion cursors in the time-correlated grid are drawn across every bin
   const side = await page.$$eval('[data-testid="alloc-cell"] canvas.alloc-cell-map', (cs) => cs.map((c) => c.getBoundingClientRect().toJSON()));
   assert.ok(side.length >= 2 && side[1].left > side[0].left + side[0].width - 1, "address-correlated views are not side by side");
   assert.ok(side.every((b) => Math.abs(b.height - side[0].height) < 1), "bins are not scaled to the same height");
+  // Figure 8's red bar right of each view: the bin's mean free memory over the window.
+  await page.waitForFunction(() => [...document.querySelectorAll('[data-testid="alloc-cell-free"]')].every((b) => b.dataset.free !== undefined));
+  const free = await page.$$eval('[data-testid="alloc-cell-free"]', (bars) =>
+    bars.map((b) => ({ free: b.dataset.free === "" ? null : Number(b.dataset.free), bar: b.getBoundingClientRect().toJSON(), fill: b.firstElementChild.getBoundingClientRect().height })),
+  );
+  assert.equal(free.length, side.length, "one free-memory bar per bin view");
+  for (const [i, f] of free.entries()) {
+    assert.ok(f.bar.left >= side[i].left + side[i].width - 1, "the free bar stands right of its view");
+    if (f.free === null) continue;
+    assert.ok(f.free >= 0 && f.free <= 1, `free fraction ${f.free}`);
+    assert.ok(Math.abs(f.fill - f.free * f.bar.height) <= 1.5, `bar height ${f.fill} for free ${f.free} of ${f.bar.height}`);
+  }
+  assert.ok(free.some((f) => f.free !== null), "some bin has a capacity");
   await shot(page, "06-cursors-address-grid");
   await page.click('[data-testid="alloc-clear-cursors"]');
   assert.deepEqual((await lensData(page)).cursors, []);

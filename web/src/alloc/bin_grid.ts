@@ -1,12 +1,14 @@
 // The grid of bins (the paper's §4.1.4, Figures 8 and 9): one small map per bin, each
 // with its occupancy bar. Correlated by time, the views are stacked on one shared time
 // axis (the main view's window); correlated by address, they stand side by side, each
-// bin's address range scaled to the same height. Cushion cursors are drawn across every
-// view, and a click in any of them places or removes one.
+// bin's address range scaled to the same height, each with the paper's red bar at its
+// right whose height is the bin's mean free memory over the window (Figure 8: the
+// fullest bins have the shortest bar). Cushion cursors are drawn across every view, and
+// a click in any of them places or removes one.
 
 import { h, replaceChildren } from "../app/dom";
 import { formatBytes } from "../format";
-import { type AllocBin, barQuery, mapQuery, modelQuery } from "./api";
+import { type AllocBin, type MetricsDoc, barQuery, mapQuery, modelQuery } from "./api";
 import type { AllocContext } from "./context";
 import { ImageStrip } from "./image_strip";
 import { windowParams } from "./occupancy_bar";
@@ -15,12 +17,34 @@ import { timeAt } from "./viewport";
 /** The most bins the grid shows (the largest by block count). */
 export const GRID_BINS = 24;
 
+/** Samples of the free-memory query, averaged over the window. */
+const FREE_SAMPLES = 64;
+
 interface Cell {
   bin: AllocBin;
   map: ImageStrip;
   bar: ImageStrip;
+  /** The red free-memory bar (address mode only). */
+  free: HTMLElement | null;
+  /** The query the free bar shows (or is loading). */
+  freeUrl: string;
   width: number;
   height: number;
+}
+
+/**
+ * The mean free fraction (1 − occupancy, clamped to 0…1) over the samples where the bin
+ * has a capacity; `null` when it has none in the window.
+ */
+export function freeFraction(doc: Pick<MetricsDoc, "occupancy" | "capacity_bytes">): number | null {
+  let sum = 0;
+  let n = 0;
+  doc.occupancy.forEach((o, i) => {
+    if (!(doc.capacity_bytes[i] > 0)) return;
+    sum += Math.min(1, Math.max(0, 1 - o));
+    n++;
+  });
+  return n === 0 ? null : sum / n;
 }
 
 export class BinGrid {
@@ -74,7 +98,26 @@ export class BinGrid {
       c.map.update({ url: api.url("tile", q), ...w });
       const bq = { ...modelQuery(state.draw), ...barQuery(state.bar), ...w, bin: c.bin.id, w: c.width, h: 8 };
       c.bar.update({ url: api.url("bar", bq), ...w });
+      if (c.free) this.updateFree(c, { ...modelQuery(state.draw), ...w, bin: c.bin.id, samples: FREE_SAMPLES });
     }
+  }
+
+  /** Fetches the bin's mean free memory over the window into its red bar. */
+  private updateFree(c: Cell, q: Record<string, string | number>): void {
+    const url = this.ctx.api.url("metrics", q);
+    if (url === c.freeUrl) return;
+    c.freeUrl = url;
+    this.ctx.api
+      .json<MetricsDoc>("metrics", q)
+      .then((doc) => {
+        if (c.freeUrl !== url || !c.free) return;
+        const free = freeFraction(doc);
+        const fill = c.free.firstElementChild as HTMLElement;
+        fill.style.height = `${((free ?? 0) * 100).toFixed(1)}%`;
+        c.free.dataset.free = free === null ? "" : free.toFixed(4);
+        c.free.title = free === null ? "no capacity in this window" : `free memory, mean over the window: ${(free * 100).toFixed(1)} %`;
+      })
+      .catch((e: unknown) => this.ctx.report(e instanceof Error ? e.message : String(e)));
   }
 
   /** Repaints the cursors only. */
@@ -90,12 +133,14 @@ export class BinGrid {
     const cells: Cell[] = [];
     const nodes: HTMLElement[] = [];
     const perRow = Math.max(1, Math.floor((this.width + 12) / 232));
-    const cw = mode === "time" ? this.timeWidth : Math.floor((this.width - 12 * (perRow - 1)) / perRow);
+    // Address mode keeps 8 px of each cell for the free-memory bar.
+    const cw = mode === "time" ? this.timeWidth : Math.floor((this.width - 12 * (perRow - 1)) / perRow) - 8;
     const ch = mode === "time" ? Math.max(40, Math.min(72, Math.floor(560 / Math.max(1, bins.length)))) : 130;
     for (const bin of bins) {
       const mapCanvas = h("canvas", { class: "alloc-cell-map", width: cw, height: ch, "data-bin": bin.id });
       const barCanvas = h("canvas", { class: "alloc-cell-bar", width: cw, height: 8 });
-      const cell: Cell = { bin, map: new ImageStrip(this.ctx, mapCanvas), bar: new ImageStrip(this.ctx, barCanvas), width: cw, height: ch };
+      const free = mode === "address" ? h("div", { class: "alloc-cell-free", "data-testid": "alloc-cell-free", style: `height:${ch}px` }, h("div", {})) : null;
+      const cell: Cell = { bin, map: new ImageStrip(this.ctx, mapCanvas), bar: new ImageStrip(this.ctx, barCanvas), free, freeUrl: "", width: cw, height: ch };
       for (const canvas of [mapCanvas, barCanvas]) {
         canvas.addEventListener("click", (e) => {
           const r = canvas.getBoundingClientRect();
@@ -106,7 +151,8 @@ export class BinGrid {
       cells.push(cell);
       const title = `${bin.name} · ${bin.blocks.toLocaleString("en-US")} blocks · ${formatBytes(bin.capacity)}`;
       const style = mode === "time" ? `margin-left:${this.offset}px` : undefined;
-      nodes.push(h("figure", { class: "alloc-cell", "data-testid": "alloc-cell", title, style }, h("figcaption", {}, title), mapCanvas, barCanvas));
+      const map = free ? h("div", { class: "alloc-cell-row" }, mapCanvas, free) : mapCanvas;
+      nodes.push(h("figure", { class: "alloc-cell", "data-testid": "alloc-cell", title, style }, h("figcaption", {}, title), map, barCanvas));
     }
     this.cells = cells;
     this.body.className = `alloc-grid-body mode-${mode}`;

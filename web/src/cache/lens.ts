@@ -19,6 +19,8 @@ const FACTORS = [1, 2, 4, 8, 16, 32, 64, 256];
 const KIND = ["load", "store", "modify", "fetch"];
 /** The shortest step of a manual step, so its flash can be seen. */
 const MANUAL_STEP_MS = 450;
+/** The least time between updates of the position's texts while playing. */
+const TEXT_INTERVAL_MS = 100;
 /** Frame times kept for the figures. */
 const FRAME_HISTORY = 2000;
 
@@ -52,6 +54,16 @@ export class CacheLens {
   /** The step progress of the last drawn frame (the hook reports positions there). */
   private lastT = 1;
   private readonly drawTimes: number[] = [];
+  private readonly workTimes: number[] = [];
+  private ctx: CanvasRenderingContext2D | null = null;
+  /** The position whose statistics the panel shows, and the last one asked for. */
+  private statsAt = -1;
+  private statsAsked = -1;
+  /** The position the reference text and position label show, and when they changed. */
+  private shownAt = -1;
+  private shownTime = 0;
+  /** The reference whose source line the panel should show (the step's last). */
+  private shownRef: { batch: Batch; i: number } | null = null;
   private readonly intervals: number[] = [];
   private width = 600;
   private height = 600;
@@ -204,6 +216,8 @@ export class CacheLens {
       this.batches = [];
       this.position = 0;
       this.animating = false;
+      this.shownRef = null;
+      this.statsAt = -1;
       this.showPosition();
       this.requestStats();
       this.root.dataset.source = doc.source;
@@ -232,6 +246,8 @@ export class CacheLens {
       this.animating = false;
       this.scene.temperature = state.temperature;
       this.scene.reset();
+      this.shownRef = null;
+      this.statsAt = -1;
       this.showPosition();
       this.requestStats();
     } catch (e) {
@@ -321,13 +337,35 @@ export class CacheLens {
     if (last) {
       const { batch, i } = last;
       this.scene.temperature = Array.from(batch.temp.subarray(i * batch.levels, (i + 1) * batch.levels), (t) => t / 127);
-      this.showReference(batch, i);
+      this.shownRef = { batch, i };
     }
     this.stepStart = now;
     this.stepDuration = duration;
     this.animating = true;
     this.showPosition();
     return true;
+  }
+
+  /**
+   * Shows the position (the `data-position` attribute at once; the texts, scrubber and
+   * timeline cursor at most ten times a second while playing, so that playback does no
+   * layout work in most frames).
+   */
+  private showPosition(): void {
+    this.root.dataset.position = String(this.position);
+    if (!this.playing || performance.now() - this.shownTime >= TEXT_INTERVAL_MS) this.showReferenceText();
+  }
+
+  /** Updates the texts that follow the position: the current reference, scrubber, label, timeline. */
+  private showReferenceText(): void {
+    this.shownAt = this.position;
+    this.shownTime = performance.now();
+    const total = this.session?.references ?? 0;
+    this.scrub.value = String(this.position);
+    this.positionLabel.textContent = `${this.position.toLocaleString("en-US")} / ${total.toLocaleString("en-US")}`;
+    this.timeline.at(this.position);
+    const ref = this.shownRef;
+    if (ref && ref.batch.start + ref.i + 1 === this.position) this.showReference(ref.batch, ref.i);
   }
 
   private showReference(batch: Batch, i: number): void {
@@ -348,14 +386,6 @@ export class CacheLens {
     this.current.dataset.served = String(served);
   }
 
-  private showPosition(): void {
-    const total = this.session?.references ?? 0;
-    this.scrub.value = String(this.position);
-    this.positionLabel.textContent = `${this.position.toLocaleString("en-US")} / ${total.toLocaleString("en-US")}`;
-    this.root.dataset.position = String(this.position);
-    this.timeline.at(this.position);
-  }
-
   private requestStats(): void {
     if (this.statsBusy) {
       this.statsDirty = true;
@@ -366,11 +396,14 @@ export class CacheLens {
     this.lastStats = performance.now();
     const generation = this.generation;
     const at = this.position;
+    this.statsAsked = at;
     const regions = new Map(this.session.regions.map((r) => [r.id, r.name]));
     this.api
       .stats(this.params, at)
       .then((doc) => {
-        if (generation === this.generation) this.stats.set(doc, regions);
+        if (generation !== this.generation) return;
+        this.stats.set(doc, regions, this.playing);
+        this.statsAt = doc.at;
       })
       .catch((e) => (this.error.textContent = e instanceof Error ? e.message : String(e)))
       .finally(() => {
@@ -400,30 +433,41 @@ export class CacheLens {
   private frame(now: number): void {
     requestAnimationFrame((t) => this.frame(t));
     if (this.root.offsetParent === null || !this.scene || !this.session) return;
+    const began = performance.now();
+    const dpr = window.devicePixelRatio || 1;
+    if (this.canvas.width !== Math.round(this.width * dpr) || this.canvas.height !== Math.round(this.height * dpr)) this.resize();
     if (this.animating && now - this.stepStart >= this.stepDuration) this.animating = false;
     if (!this.animating && this.playing) {
       if (this.position >= this.session.references) this.setPlaying(false);
       else this.advance(now, 1000 / this.stepsPerSecond);
     }
     if (this.playing && now - this.lastStats > 800) this.requestStats();
+    // At rest, the statistics are those of the current position (one request per rest).
+    if (!this.playing && !this.animating && this.statsAt !== this.position && this.statsAsked !== this.position) this.requestStats();
+    if (!this.playing && this.shownAt !== this.position) this.showReferenceText();
     void this.fetchAhead();
-    const ctx = this.canvas.getContext("2d");
-    if (!ctx) return;
-    const dpr = window.devicePixelRatio || 1;
+    const ctx = this.context();
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     const t = this.animating ? (now - this.stepStart) / this.stepDuration : 1;
     this.lastT = t;
     const started = performance.now();
     const counts = this.scene.draw(ctx, this.width, this.height, t);
-    const spent = performance.now() - started;
+    const finished = performance.now();
+    // What the user sees is the interval between frames; the draw and the whole
+    // callback (stepping, drawing) are what the script spends of it.
     if (this.lastFrame > 0) this.intervals.push(now - this.lastFrame);
     this.lastFrame = now;
-    this.drawTimes.push(spent);
-    if (this.drawTimes.length > FRAME_HISTORY) this.drawTimes.shift();
-    if (this.intervals.length > FRAME_HISTORY) this.intervals.shift();
-    this.root.dataset.glyphs = String(counts.perRing.reduce((a, b) => a + b, 0));
-    this.root.dataset.frameP50 = quantile(this.drawTimes, 0.5).toFixed(2);
-    this.root.dataset.frameP95 = quantile(this.drawTimes, 0.95).toFixed(2);
+    this.drawTimes.push(finished - started);
+    this.workTimes.push(finished - began);
+    for (const list of [this.drawTimes, this.workTimes, this.intervals]) if (list.length > FRAME_HISTORY) list.shift();
+    const glyphs = String(counts.perRing.reduce((a, b) => a + b, 0));
+    if (this.root.dataset.glyphs !== glyphs) this.root.dataset.glyphs = glyphs;
+  }
+
+  /** The canvas's context: opaque, since the scene paints every pixel. */
+  private context(): CanvasRenderingContext2D {
+    if (!this.ctx) this.ctx = this.canvas.getContext("2d", { alpha: false })!;
+    return this.ctx;
   }
 
   /** The test hook: what the page shows, in numbers (see e2e/cache.test.mjs). */
@@ -444,15 +488,24 @@ export class CacheLens {
         flashing: this.scene?.last.flashing ?? 0,
         params: this.params,
       }),
+      /**
+       * Frame figures: the interval between animation frames (what the user sees:
+       * 16.7 ms is 60 fps), the script's whole frame callback, and the scene's draw.
+       */
       frames: () => ({
-        count: this.drawTimes.length,
-        drawP50: quantile(this.drawTimes, 0.5),
-        drawP95: quantile(this.drawTimes, 0.95),
+        count: this.intervals.length,
         intervalP50: quantile(this.intervals, 0.5),
         intervalP95: quantile(this.intervals, 0.95),
+        fps: this.intervals.length ? 1000 / quantile(this.intervals, 0.5) : 0,
+        workP50: quantile(this.workTimes, 0.5),
+        workP95: quantile(this.workTimes, 0.95),
+        drawP50: quantile(this.drawTimes, 0.5),
+        drawP95: quantile(this.drawTimes, 0.95),
+        structureDraws: this.scene?.structureDraws ?? 0,
       }),
       resetFrames: () => {
         this.drawTimes.length = 0;
+        this.workTimes.length = 0;
         this.intervals.length = 0;
         this.lastFrame = 0;
       },
@@ -466,7 +519,7 @@ export class CacheLens {
       },
       /** The colour of the canvas at a CSS pixel, as [r, g, b, a]. */
       pixel: (x: number, y: number) => {
-        const ctx = this.canvas.getContext("2d");
+        const ctx = this.context();
         const dpr = window.devicePixelRatio || 1;
         return ctx ? Array.from(ctx.getImageData(Math.round(x * dpr), Math.round(y * dpr), 1, 1).data) : null;
       },

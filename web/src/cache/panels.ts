@@ -57,7 +57,11 @@ function countsRow(c: Counts): HTMLElement {
 export class StatsPanel {
   readonly el = h("div", { class: "cl-stats", "data-testid": "cache-stats" });
 
-  set(doc: StatsDoc, regions: Map<number, string>): void {
+  /**
+   * Shows the statistics of `doc` (those before reference `doc.at`); `playing` says
+   * that the playhead has moved on since, so the heading says they are being updated.
+   */
+  set(doc: StatsDoc, regions: Map<number, string>, playing = false): void {
     const levelTable = h(
       "table",
       { class: "cl-table" },
@@ -88,7 +92,12 @@ export class StatsPanel {
     );
     replaceChildren(
       this.el,
-      h("h3", {}, `Statistics after ${doc.at.toLocaleString("en-US")} references`),
+      h(
+        "h3",
+        { "data-testid": "cache-stats-heading" },
+        `Statistics after ${doc.at.toLocaleString("en-US")} references`,
+        playing ? h("span", { class: "cl-note" }, " · updated every second while playing") : "",
+      ),
       levelTable,
       h("h3", {}, "Per region"),
       regionTable,

@@ -2,29 +2,42 @@
 // the temperature glow behind each level, memory's glyphs, the cache's glyphs (solid,
 // or ghost when a faster level holds the same data), the moves of the current step
 // (every move takes the whole step), red flashes, pulses, and the time-lapse
-// pathlines fading with age. Drawing is batched per colour so that tens of thousands
-// of glyphs fit in a frame.
+// pathlines fading with age. So that tens of thousands of glyphs fit in a frame of a
+// software-rasterizing browser, the static picture is an offscreen canvas redrawn
+// only when it changes, the glyphs are blended straight into the frame's pixels
+// (`raster.ts`), and only flashes, pulses, flights home and pathlines are vector
+// shapes drawn on top.
 
 import { type Layout, armPolyline, makeLayout, type Point, slotPoint, memoryPoint } from "./layout";
 import type { CacheModel, Effects } from "./model";
 import { MemoryLayout } from "./memory";
 import { along, chain, ease, movePath } from "./paths";
 import { flashColor, regionColor, temperatureRgb } from "./colors";
+import { fillBox, fillDisc, packHex, type Rgb } from "./raster";
 import type { RegionInfo } from "./types";
 
 const KEY = 0x1000000;
 
-/** Fill styles per region: solid, ghost in a cache level, ghost in memory. */
-const STYLES = new Map<number, [string, string, string]>();
+/** The stage's background, under the glow (the canvas is opaque). */
+const BACKGROUND = "#fbfbfc";
+/** Opacity of a ghost glyph in a cache level, and in memory. */
+const GHOST_CACHE = 0x55 / 255;
+const GHOST_MEMORY = 0x44 / 255;
+/** Per-slot marks of the current step. */
+const MOVING = 1;
+const FLASH = 2;
+const PULSE = 4;
 
-function styleOf(region: number, variant: 0 | 1 | 2): string {
-  let styles = STYLES.get(region);
-  if (!styles) {
-    const base = regionColor(region);
-    styles = [base, `${base}55`, `${base}44`];
-    STYLES.set(region, styles);
+/** Packed colours per region, for the rasterizer. */
+const RGB = new Map<number, Rgb>();
+
+function rgbOf(region: number): Rgb {
+  let rgb = RGB.get(region);
+  if (rgb === undefined) {
+    rgb = packHex(regionColor(region));
+    RGB.set(region, rgb);
   }
-  return styles[variant];
+  return rgb;
 }
 
 interface Trail {
@@ -58,6 +71,12 @@ export class Scene {
   /** Memory glyph positions, by line. */
   private memoryPoints = new Map<number, Point>();
   private memoryGhost = new Set<number>();
+  /** Per level and slot: whether its glyph moves, flashes or pulses in this step. */
+  private marks: Uint8Array[] = [];
+  private frame: { image: ImageData; pixels: Uint32Array } | null = null;
+  private backdrop: { key: string; layout: Layout; canvas: HTMLCanvasElement; pixels: Uint32Array } | null = null;
+  /** How often the static picture was redrawn (the test hook reports it). */
+  structureDraws = 0;
   step = 0;
   /** Steps of pathline history to draw (0: none). */
   tail = 0;
@@ -85,6 +104,22 @@ export class Scene {
       return xy;
     });
     this.memoryPoints.clear();
+    this.mark();
+  }
+
+  /** Marks the slots that move, flash or pulse in this step, so drawing needs no lookups. */
+  private mark(): void {
+    this.marks = this.model.levels.map((store, level) => {
+      const marks = this.marks[level]?.length === store.line.length ? this.marks[level].fill(0) : new Uint8Array(store.line.length);
+      return marks;
+    });
+    const set = (k: number, bit: number) => {
+      const marks = this.marks[Math.floor(k / KEY)];
+      if (marks && k % KEY < marks.length) marks[k % KEY] |= bit;
+    };
+    for (const k of this.paths.keys()) set(k, MOVING);
+    for (const k of this.flashes) set(k, FLASH);
+    for (const k of this.pulses) set(k, PULSE);
   }
 
   private placeSlot(xy: Float32Array, level: number, slot: number): void {
@@ -129,6 +164,7 @@ export class Scene {
     this.paths.clear();
     this.sprites = [];
     this.trails = [];
+    this.mark();
   }
 
   /** Forgets the current step's motion and the pathlines (after a jump). */
@@ -173,6 +209,7 @@ export class Scene {
         if (move.level >= 0 && move.slot >= 0) this.placeSlot(this.rest[move.level], move.level, move.slot);
       }
     }
+    this.mark();
     this.refreshGhosts();
   }
 
@@ -209,97 +246,101 @@ export class Scene {
     return this.flashes.has(level * KEY + slot);
   }
 
-  /** Draws the frame at step progress `t` (0…1). */
+  /**
+   * Draws the frame at step progress `t` (0…1) onto `ctx`, whose bitmap spans `width` ×
+   * `height` CSS pixels (the context's transform maps CSS pixels for the vector parts).
+   */
   draw(ctx: CanvasRenderingContext2D, width: number, height: number, t: number): FrameCounts {
     const L = this.layout;
-    ctx.clearRect(0, 0, width, height);
-    this.drawStructure(ctx);
+    const pw = ctx.canvas.width;
+    const ph = ctx.canvas.height;
+    const frame = this.frameBuffer(ctx, pw, ph);
+    const buf = frame.pixels;
+    buf.set(this.structure(pw, ph, width, height));
+    const sx = pw / width;
+    const sy = ph / height;
     const perRing: number[] = [];
     const e = ease(t);
-    // Memory's glyphs.
-    const memR = L.glyph[L.glyph.length - 1];
-    const memBatches = new Map<string, Path2D>();
+    const hidden = this.hidden;
+    const anyHidden = hidden.size > 0;
+    // Memory's glyphs: boxes, lighter where a cache level holds the line.
+    const memR = L.glyph[L.glyph.length - 1] * sx;
     let memCount = 0;
     for (const [line, region] of this.memory.lines) {
-      if (this.hidden.has(region)) continue;
+      if (anyHidden && hidden.has(region)) continue;
       const p = this.memoryPoint(line);
-      const style = styleOf(region, this.memoryGhost.has(line) ? 2 : 0);
-      let path = memBatches.get(style);
-      if (!path) memBatches.set(style, (path = new Path2D()));
-      path.rect(p.x - memR, p.y - memR, memR * 2, memR * 2);
+      const ghost = this.memoryGhost.has(line);
+      fillBox(buf, pw, ph, p.x * sx, p.y * sy, memR, rgbOf(region), ghost ? GHOST_MEMORY : 1);
       memCount++;
     }
-    for (const [style, path] of memBatches) {
-      ctx.fillStyle = style;
-      ctx.fill(path);
-    }
-    // Pathlines, oldest first, fading with age.
-    let trailCount = 0;
-    if (this.tail > 0) {
-      ctx.lineWidth = 1.2;
-      for (const tr of this.trails) {
-        const age = this.step - tr.step;
-        if (age >= this.tail || this.hidden.has(tr.region)) continue;
-        ctx.globalAlpha = Math.max(0.05, 1 - age / this.tail) * 0.8;
-        ctx.strokeStyle = tr.miss ? "#e0301e" : regionColor(tr.region);
-        ctx.beginPath();
-        ctx.moveTo(tr.points[0].x, tr.points[0].y);
-        for (let i = 1; i < tr.points.length; i++) ctx.lineTo(tr.points[i].x, tr.points[i].y);
-        ctx.stroke();
-        trailCount++;
-      }
-      ctx.globalAlpha = 1;
-    }
-    // Cache glyphs, batched per colour; flashing and pulsing ones on top.
+    // Cache glyphs: discs (boxes when tiny), a third opaque for ghosts; flashing and
+    // pulsing ones are drawn on top as vector shapes.
     const special: { x: number; y: number; r: number; style: string }[] = [];
     this.model.levels.forEach((store, level) => {
       const r = L.glyph[level];
-      const batches = new Map<string, Path2D>();
+      const rr = r * sx;
+      const box = r < 2.5;
       let count = 0;
       const ghosts = this.ghosts[level];
       const rest = this.rest[level];
-      for (const slot of store.index.values()) {
-        const region = store.region[slot];
-        if (this.hidden.has(region)) continue;
+      const lines = store.line;
+      const regions = store.region;
+      const marks = this.marks[level];
+      for (let slot = 0; slot < lines.length; slot++) {
+        if (Number.isNaN(lines[slot])) continue;
+        const region = regions[slot];
+        if (anyHidden && hidden.has(region)) continue;
         count++;
-        const k = level * KEY + slot;
-        const path = this.paths.get(k);
-        let x: number;
-        let y: number;
-        if (path) {
-          const p = along(path, e);
+        const mark = marks[slot];
+        let x = rest[2 * slot];
+        let y = rest[2 * slot + 1];
+        if (mark & MOVING) {
+          const p = along(this.paths.get(level * KEY + slot)!, e);
           x = p.x;
           y = p.y;
-        } else {
-          x = rest[2 * slot];
-          y = rest[2 * slot + 1];
         }
-        const base = regionColor(region);
-        const flashing = this.flashes.has(k);
-        const pulsing = this.pulses.has(k);
-        if (flashing || pulsing) {
-          const grow = pulsing ? 1 + 1.1 * Math.sin(Math.PI * e) : 1;
-          special.push({ x, y, r: r * grow, style: flashing ? flashColor(base, 1 - e * 0.85) : base });
+        if (mark & (FLASH | PULSE)) {
+          const base = regionColor(region);
+          const grow = mark & PULSE ? 1 + 1.1 * Math.sin(Math.PI * e) : 1;
+          special.push({ x, y, r: r * grow, style: mark & FLASH ? flashColor(base, 1 - e * 0.85) : base });
           continue;
         }
-        const style = styleOf(region, ghosts[slot] ? 1 : 0);
-        let batch = batches.get(style);
-        if (!batch) batches.set(style, (batch = new Path2D()));
-        if (r < 2.5) batch.rect(x - r, y - r, r * 2, r * 2);
-        else {
-          batch.moveTo(x + r, y);
-          batch.arc(x, y, r, 0, 2 * Math.PI);
-        }
-      }
-      for (const [style, path] of batches) {
-        ctx.fillStyle = style;
-        ctx.fill(path);
+        const alpha = ghosts[slot] ? GHOST_CACHE : 1;
+        if (box) fillBox(buf, pw, ph, x * sx, y * sy, rr, rgbOf(region), alpha);
+        else fillDisc(buf, pw, ph, x * sx, y * sy, rr, rgbOf(region), alpha);
       }
       perRing.push(count);
     });
     perRing.push(memCount);
+    ctx.putImageData(frame.image, 0, 0);
+    // Pathlines over the glyphs, oldest first, fading with age: one stroke per colour and age.
+    let trailCount = 0;
+    if (this.tail > 0) {
+      const strokes = new Map<string, { path: Path2D; alpha: number; style: string }>();
+      for (const tr of this.trails) {
+        const age = this.step - tr.step;
+        if (age >= this.tail || (anyHidden && hidden.has(tr.region))) continue;
+        const style = tr.miss ? "#e0301e" : regionColor(tr.region);
+        const key = `${age}|${style}`;
+        let stroke = strokes.get(key);
+        if (!stroke) {
+          stroke = { path: new Path2D(), alpha: Math.max(0.05, 1 - age / this.tail) * 0.8, style };
+          strokes.set(key, stroke);
+        }
+        stroke.path.moveTo(tr.points[0].x, tr.points[0].y);
+        for (let i = 1; i < tr.points.length; i++) stroke.path.lineTo(tr.points[i].x, tr.points[i].y);
+        trailCount++;
+      }
+      ctx.lineWidth = 1.2;
+      for (const stroke of [...strokes.values()].sort((a, b) => a.alpha - b.alpha)) {
+        ctx.globalAlpha = stroke.alpha;
+        ctx.strokeStyle = stroke.style;
+        ctx.stroke(stroke.path);
+      }
+      ctx.globalAlpha = 1;
+    }
     for (const s of this.sprites) {
-      if (this.hidden.has(s.region)) continue;
+      if (anyHidden && hidden.has(s.region)) continue;
       const p = along(s.path, e);
       special.push({ x: p.x, y: p.y, r: L.glyph[0], style: regionColor(s.region) });
     }
@@ -313,11 +354,43 @@ export class Scene {
     return this.last;
   }
 
-  private drawStructure(ctx: CanvasRenderingContext2D): void {
+  /** The frame's pixel buffer, reallocated when the canvas changes size. */
+  private frameBuffer(ctx: CanvasRenderingContext2D, pw: number, ph: number): { image: ImageData; pixels: Uint32Array } {
+    if (!this.frame || this.frame.image.width !== pw || this.frame.image.height !== ph) {
+      const image = ctx.createImageData(pw, ph);
+      this.frame = { image, pixels: new Uint32Array(image.data.buffer) };
+    }
+    return this.frame;
+  }
+
+  /**
+   * The static picture behind the glyphs (background, temperature glow, rings, arms,
+   * memory's arcs, the CPU) as pixels, redrawn offscreen only when the size, the
+   * region filter or a level's temperature (in steps of 1/32) changed.
+   */
+  private structure(pw: number, ph: number, width: number, height: number): Uint32Array {
+    const temps = this.layout.rings.slice(0, -1).map((_, l) => Math.round((this.temperature[l] ?? 0) * 32));
+    const key = `${pw}x${ph}|${width}x${height}|${temps.join(",")}|${[...this.hidden].sort((a, b) => a - b).join(",")}`;
+    if (this.backdrop && this.backdrop.key === key && this.backdrop.layout === this.layout) return this.backdrop.pixels;
+    const canvas = this.backdrop?.canvas ?? document.createElement("canvas");
+    if (canvas.width !== pw) canvas.width = pw;
+    if (canvas.height !== ph) canvas.height = ph;
+    const ctx = canvas.getContext("2d", { willReadFrequently: true })!;
+    ctx.setTransform(pw / width, 0, 0, ph / height, 0, 0);
+    ctx.fillStyle = BACKGROUND;
+    ctx.fillRect(0, 0, width, height);
+    this.drawStructure(ctx, temps.map((q) => q / 32));
+    const pixels = new Uint32Array(ctx.getImageData(0, 0, pw, ph).data.buffer);
+    this.backdrop = { key, layout: this.layout, canvas, pixels };
+    this.structureDraws++;
+    return pixels;
+  }
+
+  private drawStructure(ctx: CanvasRenderingContext2D, temperature: number[]): void {
     const L = this.layout;
     // Temperature glow behind each level: a soft band coloured by the diverging map.
     L.rings.slice(0, -1).forEach((ring, level) => {
-      const t = this.temperature[level] ?? 0;
+      const t = temperature[level] ?? 0;
       const [r, g, b] = temperatureRgb(t);
       const strength = 0.18 + 0.5 * Math.abs(t);
       const gradient = ctx.createRadialGradient(L.cx, L.cy, Math.max(0, ring.inner - 6), L.cx, L.cy, ring.outer + 6);

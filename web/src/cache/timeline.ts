@@ -1,6 +1,6 @@
 // The miss-rate timeline under the rings: one line per cache level over the whole
 // source (the server's buckets), the current position as a cursor; a click or drag
-// scrubs to that reference.
+// scrubs to that reference. The cursor redraws only when it moves by a pixel.
 
 import type { SessionDoc } from "./types";
 
@@ -10,6 +10,8 @@ export class MissTimeline {
   readonly canvas: HTMLCanvasElement;
   private doc: SessionDoc | null = null;
   private position = 0;
+  /** The cursor's pixel column when last drawn: moves within a pixel redraw nothing. */
+  private drawnX = NaN;
 
   constructor(private readonly onScrub: (reference: number) => void) {
     this.canvas = document.createElement("canvas");
@@ -37,7 +39,9 @@ export class MissTimeline {
 
   at(position: number): void {
     this.position = position;
-    this.draw();
+    const width = this.canvas.clientWidth || 600;
+    const x = Math.round((position / Math.max(1, this.doc?.references ?? 1)) * width * (window.devicePixelRatio || 1));
+    if (x !== this.drawnX) this.draw();
   }
 
   draw(): void {
@@ -86,6 +90,7 @@ export class MissTimeline {
       legendX += ctx.measureText(label).width + 14;
     });
     const x = (this.position / Math.max(1, this.doc.references)) * width;
+    this.drawnX = Math.round(x * dpr);
     ctx.strokeStyle = "#222";
     ctx.lineWidth = 1.5;
     ctx.beginPath();

@@ -6,7 +6,9 @@
 //! file). Errors are one sentence on stderr naming the file, offset or
 //! argument at fault.
 
+mod alloc_cmd;
 mod alloc_model;
+mod alloc_pool;
 mod cache_cmd;
 mod cache_record;
 mod cache_view_cmd;
@@ -59,7 +61,7 @@ enum Command {
     Render(render_cmd::RenderCommand),
     /// Allocation-map lens: bins of a trace, the pool-allocator replay and metrics over time.
     #[command(subcommand)]
-    Alloc(render_cmd::AllocCommand),
+    Alloc(alloc_cmd::AllocCommand),
 }
 
 /// A usage error: exits with status 2.
@@ -138,7 +140,7 @@ fn main() {
         Command::View(a) => view_cmd::run(a),
         Command::Report(a) => report_cmd::run(a),
         Command::Render(c) => render_cmd::run(c),
-        Command::Alloc(c) => render_cmd::run_alloc(c),
+        Command::Alloc(c) => alloc_cmd::run_alloc(c),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -2,7 +2,7 @@
 // the viewer's token). Every request but `sources` names its session (source and
 // hierarchy), so answers never depend on what another tab asked.
 
-import { DataError } from "../data/source";
+import { fetchOk } from "../data/http";
 import { type Batch, type CacheState, decodeBatch, decodeState } from "./columns";
 import type { OccupancyDoc, SessionDoc, SessionParams, SourcesDoc, StatsDoc } from "./types";
 
@@ -21,47 +21,27 @@ export class CacheApi {
     return url;
   }
 
-  private async fetch(url: URL): Promise<Response> {
-    let response: Response;
-    try {
-      response = await fetch(url, { cache: "no-store" });
-    } catch {
-      throw new DataError("The memlens server does not answer: is `memlens view` still running?");
-    }
-    if (!response.ok) {
-      let message = `The server answered ${response.status}.`;
-      try {
-        const body = (await response.json()) as { error?: string };
-        if (body.error) message = body.error;
-      } catch {
-        // Not JSON: keep the status sentence.
-      }
-      throw new DataError(message);
-    }
-    return response;
-  }
-
   async sources(): Promise<SourcesDoc> {
-    return (await (await this.fetch(this.url("sources", null))).json()) as SourcesDoc;
+    return (await (await fetchOk(this.url("sources", null))).json()) as SourcesDoc;
   }
 
   async session(s: SessionParams): Promise<SessionDoc> {
-    return (await (await this.fetch(this.url("session", s))).json()) as SessionDoc;
+    return (await (await fetchOk(this.url("session", s))).json()) as SessionDoc;
   }
 
   async batch(s: SessionParams, start: number, count: number): Promise<Batch> {
-    return decodeBatch(await (await this.fetch(this.url("batch", s, { start, count }))).arrayBuffer());
+    return decodeBatch(await (await fetchOk(this.url("batch", s, { start, count }))).arrayBuffer());
   }
 
   async state(s: SessionParams, at: number): Promise<CacheState> {
-    return decodeState(await (await this.fetch(this.url("state", s, { at }))).arrayBuffer());
+    return decodeState(await (await fetchOk(this.url("state", s, { at }))).arrayBuffer());
   }
 
   async stats(s: SessionParams, at: number): Promise<StatsDoc> {
-    return (await (await this.fetch(this.url("stats", s, { at }))).json()) as StatsDoc;
+    return (await (await fetchOk(this.url("stats", s, { at }))).json()) as StatsDoc;
   }
 
   async occupancy(s: SessionParams, at: number): Promise<OccupancyDoc> {
-    return (await (await this.fetch(this.url("occupancy", s, { at }))).json()) as OccupancyDoc;
+    return (await (await fetchOk(this.url("occupancy", s, { at }))).json()) as OccupancyDoc;
   }
 }

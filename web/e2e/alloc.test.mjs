@@ -8,18 +8,12 @@
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { join } from "node:path";
+import { ARTIFACTS, MEMLENS, compileProgram, launchBrowser, openPage, prepare, serveMemlens } from "./support.mjs";
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ARTIFACTS = join(HERE, "artifacts");
-const MEMLENS = resolve(process.env.MEMLENS_BIN ?? join(HERE, "../../target/release/memlens"));
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
 /** The functions of alloc_threads.c that allocate. */
 const SITES = ["build_list", "keep_buffer", "grow_array", "scratch", "make_table", "worker", "main"];
 
@@ -29,28 +23,14 @@ let url;
 let browser;
 
 before(async () => {
-  assert.ok(existsSync(MEMLENS), `${MEMLENS} is missing: run \`cargo build --release\` first or set MEMLENS_BIN`);
-  mkdirSync(ARTIFACTS, { recursive: true });
+  prepare();
   work = mkdtempSync(join(tmpdir(), "memlens-alloc-e2e-"));
   const program = join(work, "alloc_threads");
-  execFileSync("cc", ["-O1", "-g", "-fno-omit-frame-pointer", "-fno-optimize-sibling-calls", "-pthread", "-o", program, join(HERE, "alloc_threads.c")]);
+  compileProgram("alloc_threads.c", program);
   const trace = join(work, "alloc_threads.mlens");
   execFileSync(MEMLENS, ["record", "-o", trace, "--", program], { stdio: "pipe" });
-  server = spawn(MEMLENS, ["view", trace, "--no-open", "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
-  url = await new Promise((done, fail) => {
-    let out = "";
-    const timer = setTimeout(() => fail(new Error(`memlens view printed no URL: ${out}`)), 30_000);
-    server.stdout.on("data", (chunk) => {
-      out += chunk;
-      const match = out.match(/http:\/\/127\.0\.0\.1:\d+\/[a-z2-7]+\//);
-      if (match) {
-        clearTimeout(timer);
-        done(match[0]);
-      }
-    });
-    server.on("exit", (code) => fail(new Error(`memlens view exited with ${code}: ${out}`)));
-  });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  ({ server, url } = await serveMemlens(["view", trace, "--no-open", "--port", "0"]));
+  browser = await launchBrowser();
 });
 
 after(async () => {
@@ -61,13 +41,7 @@ after(async () => {
 
 /** A page on the allocation-map tab, once everything is drawn. */
 async function openAlloc() {
-  const page = await browser.newPage({ viewport: { width: 1500, height: 1100 } });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
-  page.errors = errors;
-  await page.goto(url);
-  await page.waitForSelector('body[data-ready="1"]');
+  const page = await openPage(browser, url, { width: 1500, height: 1100 });
   await page.click('[data-testid="lens-alloc"]');
   await page.waitForSelector('[data-testid="alloc-lens"]');
   await settle(page);

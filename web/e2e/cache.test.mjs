@@ -11,18 +11,11 @@
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
-import { delimiter, dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
-
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ARTIFACTS = join(HERE, "artifacts");
-const MEMLENS = resolve(process.env.MEMLENS_BIN ?? join(HERE, "../../target/release/memlens"));
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--disable-sync"];
+import { delimiter, join } from "node:path";
+import { ARTIFACTS, HERE, MEMLENS, launchBrowser, openPage, prepare, serveMemlens } from "./support.mjs";
 
 let work;
 let browser;
@@ -30,28 +23,15 @@ const servers = [];
 
 /** Starts a memlens command that serves the viewer and returns its URL. */
 async function serve(args) {
-  const server = spawn(MEMLENS, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const { server, url } = await serveMemlens(args);
   servers.push(server);
-  return new Promise((done, fail) => {
-    let out = "";
-    const timer = setTimeout(() => fail(new Error(`${args.join(" ")} printed no URL: ${out}`)), 30_000);
-    server.stdout.on("data", (chunk) => {
-      out += chunk;
-      const match = out.match(/http:\/\/127\.0\.0\.1:\d+\/[a-z2-7]+\//);
-      if (match) {
-        clearTimeout(timer);
-        done(match[0]);
-      }
-    });
-    server.on("exit", (code) => fail(new Error(`memlens exited with ${code}: ${out}`)));
-  });
+  return url;
 }
 
 before(async () => {
-  assert.ok(existsSync(MEMLENS), `${MEMLENS} is missing: run \`cargo build --release\` first or set MEMLENS_BIN`);
-  mkdirSync(ARTIFACTS, { recursive: true });
+  prepare();
   work = mkdtempSync(join(tmpdir(), "memlens-cache-e2e-"));
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchBrowser();
 });
 
 after(async () => {
@@ -61,13 +41,7 @@ after(async () => {
 });
 
 async function open(url) {
-  const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
-  page.errors = errors;
-  await page.goto(url);
-  await page.waitForSelector('body[data-ready="1"]');
+  const page = await openPage(browser, url, { width: 1440, height: 1000 });
   await idle(page);
   return page;
 }

@@ -6,31 +6,17 @@
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { chromium } from "playwright-core";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { ARTIFACTS, MEMLENS, compileProgram, launchBrowser, openPage, prepare, serveMemlens } from "./support.mjs";
 import { syntheticNodeCount, syntheticReport, withData } from "./synthetic.mjs";
 
 /** A fan-out too wide for SVG: 1 + 20 + 400 + 6000 nodes. */
 const FANOUT_CANVAS = [20, 20, 15];
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-const ARTIFACTS = join(HERE, "artifacts");
-const MEMLENS = resolve(process.env.MEMLENS_BIN ?? join(HERE, "../../target/release/memlens"));
-const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 /** The chart transition length (partition_chart.ts) plus a margin. */
 const SETTLE_MS = 900;
 
@@ -42,33 +28,16 @@ let browser;
 let reportPath;
 
 before(async () => {
-  assert.ok(existsSync(MEMLENS), `${MEMLENS} is missing: run \`cargo build --release\` first or set MEMLENS_BIN`);
-  mkdirSync(ARTIFACTS, { recursive: true });
+  prepare();
   work = mkdtempSync(join(tmpdir(), "memlens-e2e-"));
   const program = join(work, "leaky");
-  execFileSync("cc", [
-    "-O1", "-g", "-fno-omit-frame-pointer", "-fno-optimize-sibling-calls", "-pthread",
-    "-o", program, join(HERE, "leaky.c"),
-  ]);
+  compileProgram("leaky.c", program);
   trace = join(work, "leaky.mlens");
   execFileSync(MEMLENS, ["record", "-o", trace, "--", program], { stdio: "pipe" });
-  server = spawn(MEMLENS, ["view", trace, "--no-open", "--port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
-  url = await new Promise((done, fail) => {
-    let out = "";
-    const timer = setTimeout(() => fail(new Error(`memlens view printed no URL: ${out}`)), 30_000);
-    server.stdout.on("data", (chunk) => {
-      out += chunk;
-      const match = out.match(/http:\/\/127\.0\.0\.1:\d+\/[a-z2-7]+\//);
-      if (match) {
-        clearTimeout(timer);
-        done(match[0]);
-      }
-    });
-    server.on("exit", (code) => fail(new Error(`memlens view exited with ${code}: ${out}`)));
-  });
+  ({ server, url } = await serveMemlens(["view", trace, "--no-open", "--port", "0"]));
   reportPath = join(work, "report.html");
   execFileSync(MEMLENS, ["report", trace, "-o", reportPath], { stdio: "pipe" });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchBrowser();
 });
 
 after(async () => {
@@ -79,13 +48,7 @@ after(async () => {
 
 /** A fresh page on `address`, once the heap lens has drawn its first tree. */
 async function open(address) {
-  const page = await browser.newPage({ viewport: { width: 1440, height: 1000 } });
-  const errors = [];
-  page.on("pageerror", (e) => errors.push(e.message));
-  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
-  page.errors = errors;
-  await page.goto(address);
-  await page.waitForSelector('body[data-ready="1"]');
+  const page = await openPage(browser, address, { width: 1440, height: 1000 });
   await page.waitForSelector('[data-testid="local-view"] g.node');
   await settle(page);
   return page;

@@ -1,7 +1,8 @@
 //! What the recording commands (`record`, `record --java`, `cache record`) share
 //! about starting the user's program: finding it on `PATH`, finding a helper
 //! library next to the memlens executable, refusing to overwrite an output without
-//! `--force`, leaving Ctrl-C to the program, and turning its end into an exit code.
+//! `--force`, leaving Ctrl-C to the program, turning its end into an exit code, and
+//! reading the list of traces the recorders wrote.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
@@ -82,4 +83,31 @@ pub fn exit_code(status: ExitStatus) -> i32 {
         (None, Some(sig)) => 128 + sig,
         _ => 1,
     }
+}
+
+/// The traces listed in a recorder's manifest (one path per line, as the preload
+/// library and the Java agent append them), existing ones only, largest (most
+/// records) first: with wrapper scripts and shells, the program the user cares about
+/// is the one that did the most.
+pub fn traces_in_manifest(manifest: &Path) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    if let Ok(text) = std::fs::read_to_string(manifest) {
+        for line in text.lines() {
+            let p = PathBuf::from(line);
+            if p.is_file() && !paths.contains(&p) {
+                paths.push(p);
+            }
+        }
+    }
+    let mut sized: Vec<(u64, PathBuf)> = paths
+        .into_iter()
+        .map(|p| {
+            let n = memlens_trace::TraceFile::open(&p)
+                .map(|t| t.chunks().iter().map(|c| u64::from(c.header.records)).sum())
+                .unwrap_or(0);
+            (n, p)
+        })
+        .collect();
+    sized.sort_by_key(|s| std::cmp::Reverse(s.0));
+    sized.into_iter().map(|(_, p)| p).collect()
 }

@@ -193,29 +193,8 @@ pub fn run(args: RecordArgs) -> Result<i32> {
         .status()
         .with_context(|| format!("cannot start {}", program.display()))?;
     let code = launch::exit_code(status);
-    let mut paths: Vec<PathBuf> = Vec::new();
-    if let Ok(text) = std::fs::read_to_string(&manifest) {
-        for line in text.lines() {
-            let p = PathBuf::from(line);
-            if p.is_file() && !paths.contains(&p) {
-                paths.push(p);
-            }
-        }
-    }
+    let paths = launch::traces_in_manifest(&manifest);
     std::fs::remove_file(&manifest).ok();
-    // Largest trace first: with wrapper scripts and shells, the program the
-    // user cares about is the one that did the most.
-    let mut sized: Vec<(u64, PathBuf)> = paths
-        .into_iter()
-        .map(|p| {
-            let n = memlens_trace::TraceFile::open(&p)
-                .map(|t| t.chunks().iter().map(|c| u64::from(c.header.records)).sum())
-                .unwrap_or(0);
-            (n, p)
-        })
-        .collect();
-    sized.sort_by_key(|s| std::cmp::Reverse(s.0));
-    let paths: Vec<PathBuf> = sized.into_iter().map(|(_, p)| p).collect();
     if !args.quiet {
         report(&paths, &resolved);
     }

@@ -119,7 +119,7 @@ pub(super) fn run(args: RecordArgs) -> Result<i32> {
         .status()
         .with_context(|| format!("cannot start {}", program.display()))?;
     let code = launch::exit_code(status);
-    let mut paths = traces_in(&manifest);
+    let mut paths = launch::traces_in_manifest(&manifest);
     std::fs::remove_file(&manifest).ok();
     if !direct
         && let (Some(out), Some(first)) = (&output, paths.first().cloned())
@@ -144,28 +144,4 @@ pub(super) fn run(args: RecordArgs) -> Result<i32> {
         crate::summary_cmd::print(main, false, 5)?;
     }
     Ok(code)
-}
-
-/// The traces the agents listed in the manifest, largest (most records) first.
-fn traces_in(manifest: &Path) -> Vec<PathBuf> {
-    let mut paths: Vec<PathBuf> = Vec::new();
-    if let Ok(text) = std::fs::read_to_string(manifest) {
-        for line in text.lines() {
-            let p = PathBuf::from(line);
-            if p.is_file() && !paths.contains(&p) {
-                paths.push(p);
-            }
-        }
-    }
-    let mut sized: Vec<(u64, PathBuf)> = paths
-        .into_iter()
-        .map(|p| {
-            let n = memlens_trace::TraceFile::open(&p)
-                .map(|t| t.chunks().iter().map(|c| u64::from(c.header.records)).sum())
-                .unwrap_or(0);
-            (n, p)
-        })
-        .collect();
-    sized.sort_by_key(|s| std::cmp::Reverse(s.0));
-    sized.into_iter().map(|(_, p)| p).collect()
 }

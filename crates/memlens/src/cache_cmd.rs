@@ -104,7 +104,13 @@ pub struct SimulateArgs {
     format: Option<TraceFormat>,
     /// A cache level, first level first: NAME:SIZE:WAYS:LINE[:POLICY], e.g.
     /// `L1:32K:8:64:lru`; POLICY is lru (default), fifo, random[=SEED] or plru.
-    #[arg(long = "level", required = true, value_name = "SPEC")]
+    /// Without any, a typical x86-64 core's data caches: L1 32K 8-way, L2 256K 8-way,
+    /// L3 8M 16-way, 64-byte lines.
+    #[arg(
+        long = "level",
+        value_name = "SPEC",
+        default_values = ["L1:32K:8:64", "L2:256K:8:64", "L3:8M:16:64"]
+    )]
     levels: Vec<String>,
     /// How the levels' contents relate.
     #[arg(long, default_value = "non-inclusive", value_parser = ["inclusive", "non-inclusive", "exclusive"])]
@@ -681,6 +687,9 @@ fn human_size(bytes: u64) -> String {
     }
 }
 
+/// Regions listed in the text report, busiest first.
+const TEXT_REGIONS: usize = 20;
+
 fn print_table(out: &mut impl Write, report: &Report) -> io::Result<()> {
     let r = report;
     writeln!(
@@ -727,22 +736,36 @@ fn print_table(out: &mut impl Write, report: &Report) -> io::Result<()> {
     }
     writeln!(out, "memory: {} references served", r.memory.references)?;
     if !r.regions.is_empty() {
+        // The busiest regions first; a recorded program can have hundreds (every
+        // global and allocation site), which `--json` lists in full.
+        let mut shown: Vec<_> = r.regions.iter().collect();
+        shown.sort_by_key(|region| std::cmp::Reverse(region.references));
+        let hidden = shown.len().saturating_sub(TEXT_REGIONS);
+        shown.truncate(TEXT_REGIONS);
+        let width = (shown.iter())
+            .map(|region| region.name.chars().count())
+            .max()
+            .unwrap_or(0)
+            .clamp(6, 48);
         writeln!(
             out,
-            "\n{:<24} {:>12}  miss rate per level",
+            "\n{:<width$} {:>12}  miss rate per level",
             "region", "references"
         )?;
-        for region in &r.regions {
+        for region in shown {
             let rates: Vec<String> = (region.levels.iter())
                 .map(|c| format!("{} {}", c.name, percent(Some(c.miss_rate))))
                 .collect();
+            let name: String = region.name.chars().take(width).collect();
             writeln!(
                 out,
-                "{:<24} {:>12}  {}",
-                region.name,
+                "{name:<width$} {:>12}  {}",
                 region.references,
                 rates.join("  ")
             )?;
+        }
+        if hidden > 0 {
+            writeln!(out, "… and {hidden} smaller regions (`--json` lists all)")?;
         }
     }
     if let Some(i) = &r.import {

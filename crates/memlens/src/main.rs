@@ -49,7 +49,8 @@ enum Command {
     Tree(tree_cmd::TreeArgs),
     /// Rank the groups whose live memory grows over the run: leak suspects.
     Growth(growth_cmd::GrowthArgs),
-    /// Cache lens: built-in reference kernels and the multi-level cache simulator.
+    /// Cache lens: record a program's memory references, built-in kernels, the
+    /// multi-level cache simulator and its view in the browser.
     #[command(subcommand)]
     Cache(cache_cmd::CacheCommand),
     /// Serve the viewer of a trace on this machine and open it in the browser.

@@ -3,7 +3,8 @@
 // (`remember_request`, steady growth); the main thread replaces blocks of a fixed pool
 // (`refill_cache`, fills up, then flat) and formats temporary replies
 // (`format_reply`, freed at once). A second phase (`late_index`) only starts halfway,
-// so drilling into it and travelling back in time falls back to an ancestor.
+// so drilling into it and travelling back in time falls back to an ancestor. The two
+// threads take turns (see `turn`), so the trace tells the same story on a busy machine.
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -49,12 +50,24 @@ __attribute__((noinline)) void late_index(long i) {
     sink += (uint64_t)entry[i % 96];
 }
 
+/* The two threads take turns, a round each: main refills and replies, then the
+ * worker remembers requests. Each round's allocations thus come in the same order
+ * whatever the scheduler does, and the leak grows in every round up to the end. */
+#define ROUNDS 60
+#define PER_ROUND 200
+static pthread_barrier_t turn;
+
 static void *worker(void *arg) {
-    long requests = (long)(intptr_t)arg;
-    for (long i = 0; i < requests; i++) {
-        remember_request(i);
-        if (i > requests / 2) late_index(i);
-        if (i % 200 == 0) pause_a_little();
+    (void)arg;
+    long id = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        pthread_barrier_wait(&turn); /* main's part of the round is done */
+        for (int k = 0; k < PER_ROUND; k++, id++) {
+            remember_request(id);
+            if (round >= ROUNDS / 2) late_index(id);
+        }
+        pause_a_little();
+        pthread_barrier_wait(&turn); /* the worker's part is done */
     }
     return NULL;
 }
@@ -79,12 +92,17 @@ __attribute__((noinline)) void format_reply(void) {
 
 int main(void) {
     pthread_t thread;
-    pthread_create(&thread, NULL, worker, (void *)(intptr_t)12000);
+    pthread_barrier_init(&turn, NULL, 2);
+    pthread_create(&thread, NULL, worker, NULL);
     pthread_setname_np(thread, "worker");
-    for (long i = 0; i < 12000; i++) {
-        refill_cache();
-        format_reply();
-        if (i % 200 == 0) pause_a_little();
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int k = 0; k < PER_ROUND; k++) {
+            refill_cache();
+            format_reply();
+        }
+        pause_a_little();
+        pthread_barrier_wait(&turn);
+        pthread_barrier_wait(&turn);
     }
     pthread_join(thread, NULL);
     return 0;

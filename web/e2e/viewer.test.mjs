@@ -205,15 +205,19 @@ test("time travel: slider, next and previous change the tree; drill-down is kept
   assert.equal(all.length, times.length + 1);
   await seek(page, all.length - 1);
   assert.equal(await pathOf(page, "global", "remember_request"), atEnd);
-  for (let i = 2; i <= 4; i++) {
+  // Step back to the middle snapshot, where the leak is about half as big.
+  const middle = Math.floor(all.length / 2);
+  let steps = 0;
+  while ((await lensState(page)).time > all[middle]) {
     await page.click('[data-testid="prev-time"]');
     await settle(page);
-    assert.equal((await lensState(page)).time, all[all.length - i]);
+    steps++;
+    assert.equal((await lensState(page)).time, all[all.length - 1 - steps]);
   }
   await page.mouse.move(5, 5);
   assert.notEqual(await pathOf(page, "global", "remember_request"), atEnd, "the tree changed");
   assert.equal(await localRoot(page), "remember_request", "the drill-down survives steps");
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < steps; i++) {
     await page.click('[data-testid="next-time"]');
     await settle(page);
   }
@@ -221,7 +225,6 @@ test("time travel: slider, next and previous change the tree; drill-down is kept
   await page.keyboard.press("ArrowLeft");
   await settle(page);
   assert.equal((await lensState(page)).time, all[all.length - 2], "the arrow keys travel too");
-  const middle = Math.floor(all.length / 2);
   await seek(page, middle);
   assert.equal((await lensState(page)).time, all[middle]);
   await shot(page, "03-time-travel");

@@ -85,6 +85,19 @@ pub fn exit_code(status: ExitStatus) -> i32 {
     }
 }
 
+/// A fresh path for a recorder's manifest (the list of traces it writes), in the
+/// temporary folder, unique to this process and moment.
+pub fn new_manifest_path() -> PathBuf {
+    std::env::temp_dir().join(format!(
+        "memlens-manifest-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0)
+    ))
+}
+
 /// The traces listed in a recorder's manifest (one path per line, as the preload
 /// library and the Java agent append them), existing ones only, largest (most
 /// records) first: with wrapper scripts and shells, the program the user cares about

@@ -151,14 +151,7 @@ pub fn run(args: RecordArgs) -> Result<i32> {
         ))
         .into());
     }
-    let manifest = std::env::temp_dir().join(format!(
-        "memlens-manifest-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
+    let manifest = launch::new_manifest_path();
     let mut cmd = Command::new(&args.command[0]);
     cmd.args(&args.command[1..]);
     let mut ld_preload = preload.as_os_str().to_os_string();

@@ -84,14 +84,7 @@ pub(super) fn run(args: RecordArgs) -> Result<i32> {
     agentpath.push(agent.as_os_str());
     agentpath.push("=");
     agentpath.push(&options);
-    let manifest = std::env::temp_dir().join(format!(
-        "memlens-manifest-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0)
-    ));
+    let manifest = launch::new_manifest_path();
     let mut cmd = Command::new(&args.command[0]);
     if direct {
         cmd.arg(&agentpath);

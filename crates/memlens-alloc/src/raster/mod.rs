@@ -294,6 +294,23 @@ pub fn coverage(
     Ok(rasterize(model, view, options)?.finish())
 }
 
+/// An empty rasterizer for `view` with the options' bias, cushion and colour channels
+/// (3 for categorical colourings, 1 for a continuous attribute).
+pub(super) fn rasterizer_for(view: &View, options: &RenderOptions) -> Rasterizer {
+    let ncolor = if options.color_by.is_categorical() {
+        3
+    } else {
+        1
+    };
+    Rasterizer::new(
+        view.width,
+        view.height,
+        options.alpha,
+        ncolor,
+        options.cushion,
+    )
+}
+
 /// Feeds the blocks of `view` that pass `options`' filters to a rasterizer.
 fn rasterize(
     model: &AllocModel,
@@ -301,18 +318,7 @@ fn rasterize(
     options: &RenderOptions,
 ) -> Result<Rasterizer, AllocError> {
     let attrs = checked(model, view, options)?;
-    let ncolor = if options.color_by.is_categorical() {
-        3
-    } else {
-        1
-    };
-    let mut r = Rasterizer::new(
-        view.width,
-        view.height,
-        options.alpha,
-        ncolor,
-        options.cushion,
-    );
+    let mut r = rasterizer_for(view, options);
     let filter = Filter::new(model, options);
     let keep = |rec: &IndexRec| filter.keeps(model, rec);
     let filtered = filter.is_active();

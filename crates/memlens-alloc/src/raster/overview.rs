@@ -47,6 +47,7 @@
 
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
+use super::rasterizer::{edge_fraction, span};
 use super::{
     Attributes, ColorBy, PowLut, Rasterizer, RenderOptions, View, checked, recycle, resolve,
 };
@@ -587,18 +588,7 @@ pub fn render_from_overview(
     // Address grid tiles of the coarse levels from the cells, any other window from
     // the stacks.
     let y = geo.ty.tile(view.addr.0, view.addr.1, view.height);
-    let ncolor = if options.color_by.is_categorical() {
-        3
-    } else {
-        1
-    };
-    let mut r = Rasterizer::new(
-        view.width,
-        view.height,
-        options.alpha,
-        ncolor,
-        options.cushion,
-    );
+    let mut r = super::rasterizer_for(view, options);
     let filter = super::Filter::new(model, options);
     let keep = |rec: &IndexRec| filter.keeps(model, rec);
     // With cells, every loose block is drawn; with stacks, those not in a stack.
@@ -728,26 +718,6 @@ fn add_cells(
     }
 }
 
-/// The rows a span `[a, b)` touches, with its coverage of the first and last one:
-/// `(first, last, f_first, f_last)`, or `None` outside `[0, n)` (as the rasterizer
-/// computes them).
-fn span(a: f64, b: f64, n: usize) -> Option<(usize, usize, f64, f64)> {
-    let a = a.max(0.0);
-    let b = b.min(n as f64);
-    if b <= a {
-        return None;
-    }
-    let first = (a as usize).min(n - 1);
-    let tb = b as usize;
-    let ceil_b = if (tb as f64) < b { tb + 1 } else { tb };
-    let last = (ceil_b.max(first + 1) - 1).min(n - 1);
-    if first == last {
-        let f = b - a;
-        return Some((first, last, f, f));
-    }
-    Some((first, last, (first + 1) as f64 - a, b - last as f64))
-}
-
 /// Adds the stacks of time tile `ix` at level `lx` inside the address window of `view`
 /// to the row-major pixel sums `out`: a stack lies in one column, and covers its rows
 /// as one block of its extent does (flat, `f^α = s^α·fy^α`).
@@ -798,13 +768,7 @@ fn add_stacks(
                 continue;
             };
             for r in r0..=r1 {
-                let fy = if r == r0 {
-                    f_first
-                } else if r == r1 {
-                    f_last
-                } else {
-                    1.0
-                };
+                let fy = edge_fraction(r, r0, r1, f_first, f_last);
                 let fya = if fy == 1.0 {
                     1.0
                 } else {

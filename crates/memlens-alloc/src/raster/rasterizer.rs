@@ -174,7 +174,7 @@ pub struct Rasterizer {
 /// The columns (or rows) a span `[a, b)` touches, with its coverage of the first and
 /// last one: `(first, last, f_first, f_last)`; `None` when it is outside `[0, n)`.
 #[inline]
-fn span(a: f64, b: f64, n: usize) -> Option<(usize, usize, f64, f64)> {
+pub(super) fn span(a: f64, b: f64, n: usize) -> Option<(usize, usize, f64, f64)> {
     let a = a.max(0.0);
     let b = b.min(n as f64);
     if b <= a {
@@ -191,6 +191,19 @@ fn span(a: f64, b: f64, n: usize) -> Option<(usize, usize, f64, f64)> {
         return Some((first, last, f, f));
     }
     Some((first, last, (first + 1) as f64 - a, b - last as f64))
+}
+
+/// The coverage of column (or row) `i` of a span from [`span`]: its partial first and
+/// last fractions at the ends, 1 in between.
+#[inline]
+pub(super) fn edge_fraction(i: usize, first: usize, last: usize, f_first: f64, f_last: f64) -> f64 {
+    if i == first {
+        f_first
+    } else if i == last {
+        f_last
+    } else {
+        1.0
+    }
 }
 
 impl Rasterizer {
@@ -343,22 +356,10 @@ impl Rasterizer {
             );
         } else {
             for r in ry0..=ry1 {
-                let fy = if r == ry0 {
-                    fy_first
-                } else if r == ry1 {
-                    fy_last
-                } else {
-                    1.0
-                };
+                let fy = edge_fraction(r, ry0, ry1, fy_first, fy_last);
                 let fya = if fy == 1.0 { 1.0 } else { self.lut.pow(fy) };
                 for c in cx0..=cx1 {
-                    let fx = if c == cx0 {
-                        fx_first
-                    } else if c == cx1 {
-                        fx_last
-                    } else {
-                        1.0
-                    };
+                    let fx = edge_fraction(c, cx0, cx1, fx_first, fx_last);
                     let fxa = if fx == 1.0 { 1.0 } else { self.lut.pow(fx) };
                     self.add_pixel(c, r, (fx * fy) as f32, fxa * fya, 1.0, color);
                 }
@@ -392,22 +393,10 @@ impl Rasterizer {
             cushion::slope(profile, (mid - y0) / (y1 - y0))
         }));
         for (j, r) in (ry0..=ry1).enumerate() {
-            let fy = if r == ry0 {
-                fy_first
-            } else if r == ry1 {
-                fy_last
-            } else {
-                1.0
-            };
+            let fy = edge_fraction(r, ry0, ry1, fy_first, fy_last);
             let fya = if fy == 1.0 { 1.0 } else { self.lut.pow(fy) };
             for (i, c) in (cx0..=cx1).enumerate() {
-                let fx = if c == cx0 {
-                    fx_first
-                } else if c == cx1 {
-                    fx_last
-                } else {
-                    1.0
-                };
+                let fx = edge_fraction(c, cx0, cx1, fx_first, fx_last);
                 let fxa = if fx == 1.0 { 1.0 } else { self.lut.pow(fx) };
                 let lum = cushion::intensity(sx[i], sy[j]);
                 self.add_pixel(c, r, (fx * fy) as f32, fxa * fya, lum, color);

@@ -3,8 +3,8 @@
 //! the gaps between them). Positions on this axis are what a [`crate::View`]'s
 //! address range and [`crate::AllocModel::block_at`] take.
 
+use crate::bin::Bin;
 use crate::ids::BinId;
-use crate::model::Bin;
 
 /// One bin's piece of the axis: raw addresses `[raw_start, raw_end)` drawn at
 /// `[axis_start, axis_start + raw_end − raw_start)`.

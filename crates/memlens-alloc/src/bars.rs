@@ -21,7 +21,8 @@ use crate::error::AllocError;
 use crate::ids::BinId;
 use crate::image::RgbaImage;
 use crate::model::AllocModel;
-use crate::raster::{CushionProfile, PowLut, TimeRange, intensity, slope};
+use crate::raster::{CushionProfile, PowLut, intensity, slope};
+use crate::time_range::TimeRange;
 
 /// How activity is shown on the bar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]

@@ -13,7 +13,8 @@ use std::collections::HashMap;
 
 use crate::block::{Block, Latency};
 use crate::ids::{ProcessId, SiteId, ThreadId};
-use crate::model::{AllocModel, Diagnostics, ProcessInfo, SiteInfo, ThreadInfo};
+use crate::model::{AllocModel, Diagnostics, SiteInfo};
+use crate::process::{ProcessInfo, ThreadInfo};
 
 /// An allocation (`malloc`, `calloc`, aligned allocations, `realloc(NULL, n)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,6 +86,7 @@ impl AllocModelBuilder {
     pub fn new() -> AllocModelBuilder {
         let mut b = AllocModelBuilder::default();
         b.sites.push(SiteInfo {
+            site: memlens_vocab::Site::default(),
             label: String::new(),
         });
         b
@@ -121,20 +123,20 @@ impl AllocModelBuilder {
         id
     }
 
-    /// The site labelled `label` (`function (file:line)`), added on first use; an empty
-    /// label is the unknown site.
-    pub fn site(&mut self, label: &str) -> SiteId {
-        if label.is_empty() {
-            return SiteId::UNKNOWN;
-        }
-        if let Some(&id) = self.site_ids.get(label) {
+    /// The id of allocation site `site`, added on first use. Sites that print the same
+    /// (`function (file:line)`, the same source position reached from several return
+    /// addresses) are one site.
+    pub fn site(&mut self, site: &memlens_vocab::Site) -> SiteId {
+        let label = site.to_string();
+        if let Some(&id) = self.site_ids.get(&label) {
             return id;
         }
         let id = SiteId(self.sites.len() as u32);
+        self.site_ids.insert(label.clone(), id);
         self.sites.push(SiteInfo {
-            label: label.to_string(),
+            site: site.clone(),
+            label,
         });
-        self.site_ids.insert(label.to_string(), id);
         id
     }
 

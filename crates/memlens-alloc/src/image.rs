@@ -1,5 +1,5 @@
-//! The engine's image type: 8-bit RGBA pixels, rows top to bottom. Encoding (PNG) is
-//! the caller's business.
+//! The engine's image type: 8-bit RGBA pixels, rows top to bottom, and its PNG encoding
+//! (in memory: writing the bytes anywhere is the caller's business).
 
 /// An RGBA image, 4 bytes per pixel, row-major from the top-left corner.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,5 +48,48 @@ impl RgbaImage {
         if start < end {
             self.pixels[start..end].copy_from_slice(&other.pixels[..end - start]);
         }
+    }
+
+    /// The image as an 8-bit RGBA PNG, with fast compression (the engine's images are
+    /// mostly flat areas) and fixed settings, so the same image always gives the same
+    /// bytes.
+    ///
+    /// # Panics
+    ///
+    /// If a side is 0 or `pixels` does not hold `width × height × 4` bytes; the engine's
+    /// images never are so.
+    pub fn to_png(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.pixels.len() / 8 + 64);
+        let mut encoder = png::Encoder::new(&mut out, self.width, self.height);
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder.set_compression(png::Compression::Fast);
+        // Writing to a Vec cannot fail, so the only errors are malformed images.
+        let mut writer = encoder
+            .write_header()
+            .expect("a PNG header of an image with pixels");
+        writer
+            .write_image_data(&self.pixels)
+            .expect("PNG data of an image with width × height × 4 bytes");
+        writer.finish().expect("the PNG end, into memory");
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn png_has_the_signature_and_the_image_header() {
+        let mut img = RgbaImage::new(3, 2);
+        img.set(1, 1, [10, 20, 30, 255]);
+        let bytes = img.to_png();
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+        // IHDR: width and height (big-endian), bit depth 8, colour type 6 (RGBA).
+        assert_eq!(&bytes[12..16], b"IHDR");
+        assert_eq!(&bytes[16..24], &[0, 0, 0, 3, 0, 0, 0, 2]);
+        assert_eq!(&bytes[24..26], &[8, 6]);
+        assert_eq!(bytes, img.to_png(), "the same image gives the same bytes");
     }
 }

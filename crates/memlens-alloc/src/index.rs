@@ -17,9 +17,9 @@
 //! cells before it have just touched (with one pass per level instead, each level
 //! swept the whole accumulator again, a cache miss per block on the sparse levels).
 
+use crate::bin::Bin;
 use crate::block::Block;
 use crate::ids::BinId;
-use crate::model::Bin;
 
 /// One block as the rasterizer reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -226,8 +226,8 @@ impl TimeAddrIndex {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bin::BinKind;
     use crate::ids::{SiteId, ThreadId};
-    use crate::model::BinKind;
 
     fn xorshift(x: &mut u64) -> u64 {
         *x ^= *x << 13;

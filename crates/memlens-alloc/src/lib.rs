@@ -3,8 +3,9 @@
 //! grouped into bins, measured over time and drawn with the paper's importance-biased
 //! antialiasing (formula (1)) and shaded cushions.
 //!
-//! Pure: no file or network IO, no serde. The CLI (`memlens render alloc`,
-//! `memlens alloc …`) and the viewer's server feed it events and encode its images.
+//! Pure: no file or network IO, and serde only behind the `serde` feature (the wire
+//! forms of `protocol`). The CLI (`memlens render alloc`, `memlens alloc …`) and the
+//! viewer's server feed it events and encode its images.
 //!
 //! # The public API
 //!
@@ -46,9 +47,11 @@
 
 pub mod axis;
 pub mod bars;
+pub mod bin;
 pub mod block;
 pub mod builder;
 pub mod colormap;
+mod derived;
 pub mod error;
 pub mod ids;
 pub mod image;
@@ -56,12 +59,19 @@ pub mod index;
 pub mod metrics;
 pub mod model;
 pub mod pool;
+#[cfg(feature = "toml")]
+pub mod pool_toml;
+pub mod process;
+#[cfg(feature = "serde")]
+pub mod protocol;
 pub mod raster;
 pub mod regions;
 pub mod size_class;
+pub mod time_range;
 
 pub use axis::{AddressAxis, AxisSegment};
 pub use bars::{BarOptions, BarStyle, render_occupancy_bar, render_stacked_bars};
+pub use bin::{Bin, BinKind};
 pub use block::{Block, BlockInfo, Latency, glibc_chunk_size, glibc_usable_size};
 pub use builder::{AllocEvent, AllocModelBuilder, FreeEvent, ReallocEvent};
 pub use colormap::{Rgb, categorical_color, continuous_color};
@@ -69,13 +79,15 @@ pub use error::AllocError;
 pub use ids::{BinId, BlockId, ProcessId, SiteId, ThreadId};
 pub use image::RgbaImage;
 pub use metrics::{MetricPoint, MetricSeries, metric_series};
-pub use model::{AllocModel, Bin, BinKind, Diagnostics, ProcessInfo, SiteInfo, ThreadInfo};
+pub use model::{AllocModel, Diagnostics, SiteInfo};
 pub use pool::{
     BinReport, Overflow, OverflowPolicy, PoolBin, PoolConfig, ReplayReport, parse_bytes, replay,
 };
+pub use process::{ProcessInfo, ThreadInfo};
 pub use raster::{
     ColorBy, Coverage, CushionProfile, MIN_BLOCKS, NO_LATENCY, OVERVIEW_LEVELS, PixelSums,
-    Rasterizer, RenderOptions, TILE_SIDE, TimeRange, View, coverage, grid_bounds, overview_serves,
-    render, render_from_overview, render_tile, resolve,
+    Rasterizer, RenderOptions, TILE_SIDE, View, coverage, grid_bounds, overview_serves, render,
+    render_from_overview, render_tile, resolve,
 };
 pub use size_class::SizeFilter;
+pub use time_range::TimeRange;

@@ -26,10 +26,11 @@
 
 use std::collections::BTreeMap;
 
+use crate::bin::{Bin, BinKind};
 use crate::error::AllocError;
 use crate::ids::BinId;
-use crate::model::{AllocModel, Bin, BinKind};
-use crate::raster::TimeRange;
+use crate::model::AllocModel;
+use crate::time_range::TimeRange;
 
 /// The metrics at one sample.
 #[derive(Clone, Debug, PartialEq, Default)]

@@ -2,109 +2,24 @@
 //! compact address axis and the time × address index, with the brushing query
 //! [`AllocModel::block_at`].
 
-use std::sync::OnceLock;
-
 use crate::axis::AddressAxis;
+use crate::bin::Bin;
 use crate::block::{Block, BlockInfo, Latency, glibc_usable_size};
+use crate::derived::Derived;
 use crate::ids::{BinId, BlockId, ProcessId, SiteId, ThreadId};
 use crate::index::TimeAddrIndex;
-use crate::raster::overview::OverviewCache;
-use crate::raster::{Attributes, ColorBy, TimeRange};
+use crate::process::{ProcessInfo, ThreadInfo};
 use crate::regions;
-
-/// A recorded process.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProcessInfo {
-    /// Its pid.
-    pub pid: u32,
-    /// Its parent's pid (0 when unknown).
-    pub ppid: u32,
-    /// A readable name (the executable's file name).
-    pub name: String,
-}
-
-/// A thread.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ThreadInfo {
-    /// Its process.
-    pub process: ProcessId,
-    /// The kernel's thread id.
-    pub tid: u32,
-    /// Its name (empty when unnamed).
-    pub name: String,
-}
+use crate::time_range::TimeRange;
 
 /// An allocation site.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SiteInfo {
-    /// `function (file:line)` of the allocating function; empty for the unknown site.
+    /// The allocation site (function, file, line, module, frame kind) as the frame
+    /// policy chose it; empty for the unknown site.
+    pub site: memlens_vocab::Site,
+    /// The site as text (`function (file:line)`); empty for the unknown site.
     pub label: String,
-}
-
-/// What a bin is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum BinKind {
-    /// The main arena's heap (the `brk` area) of the real run.
-    MainHeap,
-    /// A thread arena's heap (one 64 MiB-aligned window) of the real run.
-    ThreadArena,
-    /// Chunks served by `mmap` (overlapping page ranges merged) of the real run.
-    Mmap,
-    /// A pool bin of a replay: `slots` blocks of `block_size` bytes.
-    PoolBin {
-        /// The fixed block size.
-        block_size: u64,
-        /// The number of blocks.
-        slots: u64,
-    },
-    /// The unstructured heap of a replay (overflow and large requests).
-    PoolHeap,
-}
-
-impl BinKind {
-    /// A short name: `main-heap`, `arena`, `mmap`, `pool`, `heap`.
-    pub fn name(self) -> &'static str {
-        match self {
-            BinKind::MainHeap => "main-heap",
-            BinKind::ThreadArena => "arena",
-            BinKind::Mmap => "mmap",
-            BinKind::PoolBin { .. } => "pool",
-            BinKind::PoolHeap => "heap",
-        }
-    }
-}
-
-/// A bin: an address region whose blocks are drawn and measured together.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Bin {
-    /// Its id.
-    pub id: BinId,
-    /// What it is.
-    pub kind: BinKind,
-    /// A readable name, e.g. `main heap`, `arena 0x7f3c00000000 (thread 2)`, `bin 3 (64 B × 512)`.
-    pub name: String,
-    /// The process whose address space it is in (`None` for replay bins).
-    pub process: Option<ProcessId>,
-    /// Lowest address of the region.
-    pub start: u64,
-    /// One past its highest address.
-    pub end: u64,
-    /// Where the region starts on the compact address axis.
-    pub axis_start: u64,
-    /// Blocks in the bin.
-    pub blocks: u64,
-}
-
-impl Bin {
-    /// The region's size in bytes: the capacity its occupancy is measured against.
-    pub fn capacity(&self) -> u64 {
-        self.end - self.start
-    }
-
-    /// The bin's range on the compact address axis.
-    pub fn axis_range(&self) -> (u64, u64) {
-        (self.axis_start, self.axis_start + self.capacity())
-    }
 }
 
 /// Odd input the builder repaired.
@@ -158,9 +73,12 @@ pub struct AllocModel {
     pub(crate) block_bin: Vec<BinId>,
     pub(crate) axis: AddressAxis,
     pub(crate) index: TimeAddrIndex,
-    pub(crate) attributes: [OnceLock<Attributes>; ColorBy::COUNT],
-    /// Cell sums for coarse grid tiles, built on request ([`AllocModel::prepare_overview`]).
-    pub(crate) overview: OverviewCache,
+    /// Each colouring attribute of every block, computed by the renderer on first use
+    /// (its type belongs to [`crate::raster`]).
+    pub(crate) attributes: Derived,
+    /// Cell sums for coarse grid tiles, built on request ([`AllocModel::prepare_overview`];
+    /// its type belongs to the renderer's overview).
+    pub(crate) overview: Derived,
 }
 
 impl std::fmt::Debug for AllocModel {
@@ -244,8 +162,8 @@ impl AllocModel {
             block_bin,
             axis,
             index,
-            attributes: Default::default(),
-            overview: OverviewCache::default(),
+            attributes: Derived::default(),
+            overview: Derived::default(),
         }
     }
 

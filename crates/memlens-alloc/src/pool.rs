@@ -19,10 +19,11 @@
 
 use std::collections::BTreeMap;
 
+use crate::bin::{Bin, BinKind};
 use crate::block::Block;
 use crate::error::AllocError;
 use crate::ids::{BinId, BlockId};
-use crate::model::{AllocModel, Bin, BinKind};
+use crate::model::AllocModel;
 
 /// Where the simulated pool starts.
 pub const POOL_BASE: u64 = 0x1000_0000;
@@ -132,20 +133,10 @@ impl PoolConfig {
     }
 }
 
-/// Parses `123`, `4K`, `4KiB`, `2M`, `1G` (powers of 1024).
+/// Parses `123`, `4K`, `4KiB`, `2M`, `1G` (powers of 1024): the one size grammar of
+/// [`memlens_vocab::parse_size`].
 pub fn parse_bytes(text: &str) -> Option<u64> {
-    let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (n, unit) = t.split_at(split);
-    let n: u64 = n.parse().ok()?;
-    let mult = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        _ => return None,
-    };
-    n.checked_mul(mult)
+    memlens_vocab::parse_size(text).ok()
 }
 
 /// A request that did not get a block in its bin.

@@ -24,9 +24,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::bin::{Bin, BinKind};
 use crate::block::{Block, glibc_chunk_size};
 use crate::ids::{BinId, ProcessId};
-use crate::model::{Bin, BinKind, ProcessInfo, ThreadInfo};
+use crate::process::{ProcessInfo, ThreadInfo};
 
 /// glibc's initial mmap threshold.
 pub const MMAP_THRESHOLD: u64 = 128 * 1024;

@@ -32,7 +32,7 @@ fn random_model(seed: u64, n: u64) -> AllocModel {
     });
     let threads: Vec<_> = (0..3).map(|i| b.thread(p, 10 + i, "")).collect();
     let sites: Vec<_> = (0..20)
-        .map(|i| b.site(&format!("f{i} (t.c:{i})")))
+        .map(|i| b.site(&memlens_vocab::Site::at(&format!("f{i}"), "t.c", i as u32)))
         .collect();
     let mut free: Vec<Vec<u64>> = vec![Vec::new(); CLASSES.len()];
     let mut next = vec![0u64; CLASSES.len()];

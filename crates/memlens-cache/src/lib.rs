@@ -10,7 +10,12 @@
 //! parses Lackey and Dinero traces) yields [`Reference`]s; a [`Hierarchy`] simulates
 //! them, keeps [`Statistics`] per level and region, and reports every probe, fill,
 //! eviction and position to an [`EventSink`]; consumers such as [`Temperature`] and
-//! [`WindowedMissRate`] fold the stream.
+//! [`WindowedMissRate`] fold the stream. A [`Simulation`] bundles a hierarchy with
+//! those folds and sums a whole run up as a [`SimulationSummary`].
+//!
+//! With the `serde` feature, `protocol` gives the summary its wire form, the document
+//! `memlens cache simulate --json` prints; without it the crate has no dependency
+//! but the vocabulary.
 //!
 //! # Example
 //!
@@ -44,10 +49,14 @@ mod level;
 mod order;
 pub mod outcome;
 mod policy;
+#[cfg(feature = "serde")]
+pub mod protocol;
 pub mod reference;
 pub mod region;
+pub mod simulation;
 pub mod spec;
 pub mod stats;
+pub mod summary;
 pub mod temperature;
 mod transfer;
 pub mod window;
@@ -63,6 +72,8 @@ pub use label::{LabelTable, TraceInfo};
 pub use outcome::{Involvement, Outcome};
 pub use reference::{AccessKind, LabelId, Reference, RegionId};
 pub use region::{Region, RegionTable};
+pub use simulation::Simulation;
 pub use stats::{LevelCounters, Statistics};
+pub use summary::{LevelActivity, LevelSummary, RegionSummary, SimulationSummary};
 pub use temperature::{Temperature, TemperatureConfig, TemperatureWeights};
 pub use window::{OutcomeWindow, WindowedMissRate};

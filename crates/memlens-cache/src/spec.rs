@@ -1,16 +1,19 @@
 //! Parsing of the textual level specifications the CLI accepts.
 //!
 //! `NAME:SIZE:WAYS:LINE[:POLICY]`, e.g. `L1:32K:8:64:lru` or `L2:256KiB:8:64`. Sizes
-//! are plain bytes or carry a binary suffix (`K`, `KB`, `KiB`, `M`, `MiB`, `G`, …, all
-//! meaning powers of 1024, as cache sizes always do). Policies are `lru` (the
-//! default), `fifo`, `random` (optionally `random=SEED`) and `plru`. The parser lives
-//! in the library so that the CLI stays glue and the syntax is tested once.
+//! are read by [`memlens_vocab::parse_size`], the one size grammar of memlens: plain
+//! bytes or a binary suffix (`K`, `KB`, `KiB`, `M`, `MiB`, `G`, …, all meaning powers
+//! of 1024, as cache sizes always do). Policies are `lru` (the default), `fifo`,
+//! `random` (optionally `random=SEED`) and `plru`. The parser lives in the library so
+//! that the CLI stays glue and the syntax is tested once.
 
 use std::fmt;
 
+use memlens_vocab::parse_size;
+
 use crate::config::{LevelConfig, Replacement, WritePolicy};
 
-/// Why a level specification or size could not be parsed.
+/// Why a level specification could not be parsed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SpecError {
     /// The text at fault.
@@ -32,37 +35,6 @@ fn spec_error(input: &str, reason: impl Into<String>) -> SpecError {
         input: input.to_owned(),
         reason: reason.into(),
     }
-}
-
-/// Parses a byte size: `4096`, `32K`, `32KB`, `256KiB`, `8M`, `1G`.
-pub fn parse_size(text: &str) -> Result<u64, SpecError> {
-    let trimmed = text.trim();
-    let digits_end = trimmed
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(trimmed.len());
-    let (digits, suffix) = trimmed.split_at(digits_end);
-    if digits.is_empty() {
-        return Err(spec_error(text, "a size must start with a number of bytes"));
-    }
-    let value: u64 = digits
-        .parse()
-        .map_err(|_| spec_error(text, "the number is too large"))?;
-    let shift = match suffix.to_ascii_lowercase().as_str() {
-        "" | "b" => 0,
-        "k" | "kb" | "kib" => 10,
-        "m" | "mb" | "mib" => 20,
-        "g" | "gb" | "gib" => 30,
-        "t" | "tb" | "tib" => 40,
-        _ => {
-            return Err(spec_error(
-                text,
-                "unknown size suffix; use bytes or K, KiB, M, MiB, G",
-            ));
-        }
-    };
-    value
-        .checked_mul(1u64 << shift)
-        .ok_or_else(|| spec_error(text, "the size does not fit in 64 bits"))
 }
 
 /// Parses a replacement policy name: `lru`, `fifo`, `random`, `random=SEED`, `plru`.
@@ -135,16 +107,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sizes_accept_plain_bytes_and_binary_suffixes() {
-        assert_eq!(parse_size("4096"), Ok(4096));
-        assert_eq!(parse_size("32K"), Ok(32 * 1024));
-        assert_eq!(parse_size("256KiB"), Ok(256 * 1024));
-        assert_eq!(parse_size("8M"), Ok(8 << 20));
-        assert_eq!(parse_size("1gb"), Ok(1 << 30));
-        assert!(parse_size("K").is_err());
-        assert!(parse_size("12Q").is_err());
-        assert!(parse_size("99999999999999999999").is_err());
-        assert!(parse_size("20000000000T").is_err());
+    fn level_sizes_take_the_shared_size_grammar() {
+        let size = |spec: &str| parse_level(spec, 1).map(|level| level.size);
+        assert_eq!(size("L1:4096:8:64"), Ok(4096));
+        assert_eq!(size("L1:32K:8:64"), Ok(32 * 1024));
+        assert_eq!(size("L1:256KiB:8:64"), Ok(256 * 1024));
+        assert_eq!(size("L1:8M:8:64"), Ok(8 << 20));
+        assert_eq!(size("L1:1gb:8:64"), Ok(1 << 30));
+        for bad in [
+            "L1:K:8:64",
+            "L1:12Q:8:64",
+            "L1:99999999999999999999:8:64",
+            "L1:20000000000T:8:64",
+        ] {
+            let error = parse_level(bad, 1).unwrap_err();
+            assert_eq!(error.input, bad);
+            assert!(
+                error.reason.contains('`'),
+                "the reason names the size: {error}"
+            );
+        }
+        assert_eq!(parse_level("L1:64:1:1K", 1).map(|l| l.line_size), Ok(1024));
     }
 
     #[test]

@@ -99,6 +99,7 @@ fn generate(shape: Shape, allocations: u64) -> HeapModel {
                 line: i as u32,
                 module: &module,
                 inlined_into: None,
+                kind: memlens_vocab::FrameKind::User,
             })
         })
         .collect();

@@ -111,6 +111,7 @@ impl HeapModelBuilder {
         cx.frames.line.push(frame.line);
         cx.frames.module.push(cx.strings.intern(frame.module));
         cx.frames.inlined_into.push(inlined_into);
+        cx.frames.kind.push(frame.kind);
         id
     }
 

@@ -18,6 +18,8 @@
 
 use rustc_hash::FxHashMap;
 
+use memlens_vocab::FrameKind;
+
 use crate::ids::{FrameId, StackId, StringId, ThreadIndex, TypeId};
 
 /// Interned strings. Id 0 is the empty string.
@@ -79,6 +81,9 @@ pub struct FrameInfo<'a> {
     pub module: &'a str,
     /// The frame this one was inlined into, if it was inlined.
     pub inlined_into: Option<FrameId>,
+    /// What the frame policy says of it: only user code and libraries can be sites,
+    /// and recorder frames are never shown.
+    pub kind: FrameKind,
 }
 
 /// Frames, columnar. Id 0 is the unknown frame.
@@ -94,6 +99,8 @@ pub struct FrameTable {
     pub module: Vec<StringId>,
     /// The frame this one was inlined into; always a smaller id when present.
     pub inlined_into: Vec<Option<FrameId>>,
+    /// The frame policy's kind per frame.
+    pub kind: Vec<FrameKind>,
 }
 
 impl Default for FrameTable {
@@ -104,6 +111,7 @@ impl Default for FrameTable {
             line: vec![0],
             module: vec![StringId::EMPTY],
             inlined_into: vec![None],
+            kind: vec![FrameKind::User],
         }
     }
 }
@@ -122,6 +130,11 @@ impl FrameTable {
     /// Whether `frame` was inlined into another frame.
     pub fn is_inlined(&self, frame: FrameId) -> bool {
         self.inlined_into[frame.index()].is_some()
+    }
+
+    /// What the frame policy says of `frame`.
+    pub fn kind(&self, frame: FrameId) -> FrameKind {
+        self.kind[frame.index()]
     }
 }
 
@@ -156,8 +169,9 @@ impl StackTable {
         self.parent.is_empty()
     }
 
-    /// Calls `visit` with every logical frame of `stack`, innermost first, expanding
-    /// inline chains (see the module documentation). Stops early when `visit` returns
+    /// Calls `visit` with every shown logical frame of `stack`, innermost first,
+    /// expanding inline chains (see the module documentation) and leaving out the
+    /// recorder's frames, which are never shown. Stops early when `visit` returns
     /// `false`.
     pub fn for_each_frame(
         &self,
@@ -169,7 +183,7 @@ impl StackTable {
         while node != StackId::ROOT {
             let mut frame = Some(self.frame[node.index()]);
             while let Some(f) = frame {
-                if !visit(f) {
+                if frames.kind(f).is_shown() && !visit(f) {
                     return;
                 }
                 frame = frames.inlined_into[f.index()];

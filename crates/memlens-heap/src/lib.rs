@@ -15,7 +15,9 @@
 //!    trees at all times in one pass; [`TreeSeries::trees`] orders them by the meta tree
 //!    and prunes them into [`Trees`]. [`memory_trees`] does all of it in one call;
 //!    [`TreeSeries::add_time`] adds one more time to a built series (a viewer step).
-//! 4. [`growth_suspects`] ranks growing groups ("leak suspects").
+//! 4. [`growth_suspects`] ranks growing groups ("leak suspects");
+//!    [`dominant_call_paths`] follows each suspect's growing call path; [`rank_sites`]
+//!    ranks the summary's stacks by the site each names.
 //! 5. [`render_tree`] prints a tree; [`protocol`] converts to and from JSON, including
 //!    the AntTracks memory-tree format.
 //!
@@ -24,6 +26,7 @@
 #![deny(missing_docs)]
 
 mod builder;
+mod call_paths;
 pub mod classifiers;
 mod context;
 mod diagnostics;
@@ -33,21 +36,27 @@ mod growth;
 mod ids;
 pub mod latency;
 mod meta_tree;
+mod metric;
 mod model;
 mod output;
 pub mod protocol;
 mod pruning;
 mod query;
+mod ranking;
 mod skeleton;
 mod snapshots;
 pub mod summary;
+pub mod summary_wire;
 mod text;
+mod time_args;
 mod time_step;
 mod timeline;
 mod trees;
 mod union_tree;
+mod units;
 
 pub use builder::HeapModelBuilder;
+pub use call_paths::dominant_call_paths;
 pub use classifiers::{Classifier, ClassifierChain, ClassifierOptions, parse_classifiers};
 pub use context::{Context, FrameInfo, FrameTable, StackTable, StringTable, ThreadTable};
 pub use diagnostics::Diagnostics;
@@ -55,15 +64,16 @@ pub use error::{HeapError, MAX_TIMELINE_BUCKETS};
 pub use extrema::{Extremum, ExtremumKind, peaks_and_dips};
 pub use growth::{GrowthQuery, growth_suspects};
 pub use ids::{AllocId, FrameId, StackId, StringId, ThreadIndex, TypeId};
-pub use meta_tree::{Metric, SortStrategy};
+pub use metric::{Metric, SortStrategy};
 pub use model::{AllocKind, HeapModel, Mark, NEVER_FREED, RunStats, TimeWindow};
 pub use output::{ClassifierInfo, Node, Suspect, Tree, Trees};
 pub use pruning::PruneRule;
 pub use query::{TreeQuery, memory_trees};
+pub use ranking::{RankedSite, rank_sites};
 pub use skeleton::TreeOptions;
 pub use snapshots::SnapshotTimes;
-pub use text::{
-    TextOptions, format_bytes, format_duration, format_signed_bytes, format_time, render_tree,
-};
+pub use text::{TextOptions, render_tree};
+pub use time_args::{time_in_run, window_in_run};
 pub use timeline::{HeapPoint, Resolution, Timeline, TimelineBucket};
 pub use trees::TreeSeries;
+pub use units::{format_bytes, format_duration, format_signed_bytes, format_time};

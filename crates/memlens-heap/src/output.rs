@@ -3,7 +3,7 @@
 //! These are model types: no serde here. Their JSON forms live in
 //! [`protocol`](crate::protocol).
 
-use crate::meta_tree::{Metric, SortStrategy};
+use crate::metric::{Metric, SortStrategy};
 
 /// A classifier as the output names it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -29,28 +29,22 @@
 //! "growth_objects","sort_position","is_other","classifier","children":[…]}}]}` and
 //! [`suspects_to_json`] writes `{"suspects":[{"key","full_key","growth_bytes",
 //! "start_bytes","end_bytes","score",…}]}`, the shapes of DESIGN §7 plus extra fields.
-
-use std::fmt;
+//! Their wire structs ([`TreesWire`], [`SuspectsWire`]) are public so that the server
+//! can name them: with the `ts` feature they derive their TypeScript declarations, from
+//! which the web app's types are generated.
 
 use serde::{Deserialize, Serialize};
 
-use crate::meta_tree::{Metric, SortStrategy};
+use crate::metric::{Metric, SortStrategy};
 use crate::output::{ClassifierInfo, Node, Suspect, Tree, Trees};
 
 /// A JSON document that is not a valid memory tree.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed AntTracks memory-tree JSON: {message}")]
 pub struct ProtocolError {
     /// What is wrong, with the line and column when the JSON itself is malformed.
     pub message: String,
 }
-
-impl fmt::Display for ProtocolError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "malformed AntTracks memory-tree JSON: {}", self.message)
-    }
-}
-
-impl std::error::Error for ProtocolError {}
 
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -153,6 +147,19 @@ pub fn tree_from_anttracks_json(json: &str) -> Result<(Vec<ClassifierInfo>, Tree
     Ok((classifiers, Tree { time_ns, root }))
 }
 
+/// The AntTracks documents in one file's text: the document itself, or each element
+/// of a top-level array (one tree per heap state).
+pub fn anttracks_documents(text: &str) -> Result<Vec<String>, ProtocolError> {
+    if !text.trim_start().starts_with('[') {
+        return Ok(vec![text.to_owned()]);
+    }
+    let array: Vec<Box<serde_json::value::RawValue>> =
+        serde_json::from_str(text).map_err(|e| ProtocolError {
+            message: format!("malformed AntTracks memory-tree JSON array: {e}"),
+        })?;
+    Ok(array.into_iter().map(|d| d.get().to_owned()).collect())
+}
+
 /// Reads several AntTracks trees (one per heap state) into one series: sorted by time,
 /// with growth relative to the earliest tree. Trees must share their classifiers.
 pub fn trees_from_anttracks_json(documents: &[&str]) -> Result<Trees, ProtocolError> {
@@ -247,32 +254,57 @@ fn from_wire(
     })
 }
 
+/// The `memlens tree --json` document: a series of memory trees.
 #[derive(Serialize)]
-struct TreesWire<'a> {
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(export_to = "heap.ts"))]
+pub struct TreesWire<'a> {
+    /// The classifier names, outermost level first; a node's `classifier` indexes it.
     classifiers: Vec<&'a str>,
+    /// The trees' times, ascending.
     times_ns: &'a [u64],
+    /// What sizes nodes: [`Metric::name`].
+    #[cfg_attr(feature = "ts", ts(type = r#""bytes" | "objects""#))]
     metric: &'static str,
+    /// How children are ordered: [`SortStrategy::name`].
+    #[cfg_attr(feature = "ts", ts(type = r#""growth" | "start" | "end""#))]
     sort: &'static str,
+    /// One tree per time; all trees have the same nodes in the same order.
     trees: Vec<TreeWire<'a>>,
 }
 
+/// One memory tree of a series.
 #[derive(Serialize)]
-struct TreeWire<'a> {
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(export_to = "heap.ts"))]
+pub struct TreeWire<'a> {
+    /// The heap state's time.
     time_ns: u64,
+    /// The whole heap.
     root: NodeWire<'a>,
 }
 
+/// One node of a memory tree.
 #[derive(Serialize)]
-struct NodeWire<'a> {
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(export_to = "heap.ts"))]
+pub struct NodeWire<'a> {
+    /// The key of this level (`Overall` for the root, `Other` for merged siblings).
     key: &'a str,
+    /// The keys from below the root down to this node; empty for the root.
     full_key: &'a [String],
+    /// Live bytes in the group (its whole subtree).
     bytes: u64,
+    /// Live blocks in the group.
     objects: u64,
+    /// `bytes` minus the same node's bytes in the series' first tree.
     growth_bytes: i64,
+    /// `objects` minus the same node's objects in the series' first tree.
     growth_objects: i64,
+    /// The position among its siblings, fixed across all times (`Other` last).
     sort_position: u32,
+    /// Whether this is the `Other` node holding pruned siblings.
     is_other: bool,
+    /// Index into `classifiers` of the level's classifier; none for the root.
     classifier: Option<usize>,
+    /// Its children, in sort-position order.
     children: Vec<NodeWire<'a>>,
 }
 
@@ -310,26 +342,45 @@ pub fn trees_to_json(trees: &Trees) -> String {
     serde_json::to_string(&wire).expect("memory trees always serialize")
 }
 
+/// The `memlens growth --json` document: leak suspects, most suspicious first.
 #[derive(Serialize)]
-struct SuspectsWire<'a> {
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(export_to = "heap.ts"))]
+pub struct SuspectsWire<'a> {
+    /// The suspects.
     suspects: Vec<SuspectWire<'a>>,
 }
 
+/// One leak suspect: a tree node and how its size grew.
 #[derive(Serialize)]
-struct SuspectWire<'a> {
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(export_to = "heap.ts"))]
+pub struct SuspectWire<'a> {
+    /// The group's key (its last level).
     key: &'a str,
+    /// The keys from below the root down to the group.
     full_key: &'a [String],
+    /// Live bytes at the window's end minus at its start.
     growth_bytes: i64,
+    /// Live blocks at the window's end minus at its start.
     growth_objects: i64,
+    /// Live bytes at the window's start.
     start_bytes: u64,
+    /// Live bytes at the window's end.
     end_bytes: u64,
+    /// The largest sampled live bytes in the window.
     max_bytes: u64,
+    /// Bytes of the group's blocks that were never freed.
     live_at_exit_bytes: u64,
+    /// The group's blocks that were never freed.
     live_at_exit_objects: u64,
+    /// Net rise over total movement of the sampled series, in `[0, 1]`.
     monotonicity: f64,
+    /// Goodness of a least-squares line through the samples, in `[0, 1]`.
     r_squared: f64,
+    /// Slope of that line, in bytes per second.
     slope_bytes_per_s: f64,
+    /// Whether the group still grows in the window's second half, in `[0, 1]`.
     persistence: f64,
+    /// The ranking score: `growth_bytes × monotonicity × r_squared × persistence`.
     score: f64,
 }
 

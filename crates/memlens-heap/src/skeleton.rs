@@ -6,7 +6,8 @@
 //! every tree of a series has the same nodes in the same order (a viewer can tween
 //! between them by full key).
 
-use crate::meta_tree::{MetaTree, Metric, SortStrategy};
+use crate::meta_tree::MetaTree;
+use crate::metric::{Metric, SortStrategy};
 use crate::output::{ClassifierInfo, Node, Tree, Trees};
 use crate::pruning::PruneRule;
 use crate::trees::TreeSeries;

@@ -10,8 +10,10 @@ use std::path::PathBuf;
 
 use crate::module_map::ModuleIdx;
 
-/// One problem found while symbolizing, attached to a module when it concerns one.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// One problem found while symbolizing, attached to a module when it concerns one. Its
+/// message is the kind's, which names the file (or module) concerned itself.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{kind}")]
 pub struct Diagnostic {
     /// The module concerned, or `None` for problems that concern no module.
     pub module: Option<ModuleIdx>,
@@ -20,14 +22,16 @@ pub struct Diagnostic {
 }
 
 /// The kinds of problem symbolization reports.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum DiagnosticKind {
     /// The module's file does not exist on this machine.
+    #[error("{}: file not found; its frames get no names", .path.display())]
     MissingFile {
         /// The path that was tried.
         path: PathBuf,
     },
     /// The module's file exists but could not be read.
+    #[error("{}: cannot read: {error}", .path.display())]
     UnreadableFile {
         /// The path that was tried.
         path: PathBuf,
@@ -35,6 +39,7 @@ pub enum DiagnosticKind {
         error: String,
     },
     /// The module's file is not a valid ELF file (for example, it is truncated).
+    #[error("{}: not a valid ELF file: {error}", .path.display())]
     InvalidElf {
         /// The file that failed to parse.
         path: PathBuf,
@@ -43,8 +48,10 @@ pub enum DiagnosticKind {
     },
     /// The main executable's recorded path is empty and no path was configured with
     /// [`SymbolizerOptions::main_executable`](crate::SymbolizerOptions::main_executable).
+    #[error("the main executable's path was not recorded and none was given")]
     NoMainExecutablePath,
     /// The module has no file on disk (the vDSO); its frames get no function names.
+    #[error("{name}: has no file on disk; its frames get no names")]
     VirtualModule {
         /// The module's recorded name.
         name: String,
@@ -52,6 +59,13 @@ pub enum DiagnosticKind {
     /// The file on disk is not the one that was loaded: its build id differs from the
     /// recorded one. Its frames get the module but no function names, because any
     /// names would be wrong.
+    #[error(
+        "{}: build id on disk ({}) differs from the recorded one ({}); \
+         the file changed since recording, so its frames get no names",
+        .path.display(),
+        .on_disk.as_deref().map_or_else(|| "none".to_owned(), hex),
+        hex(.recorded),
+    )]
     BuildIdMismatch {
         /// The file on disk.
         path: PathBuf,
@@ -62,12 +76,18 @@ pub enum DiagnosticKind {
     },
     /// No build id was recorded, and the file's executable `PT_LOAD` segments differ
     /// from the recorded ones, so the file is not the one that was loaded.
+    #[error(
+        "{}: executable segments differ from the recorded ones; \
+         the file changed since recording, so its frames get no names",
+        .path.display()
+    )]
     SegmentMismatch {
         /// The file on disk.
         path: PathBuf,
     },
     /// A separate debug file was found but could not be used; the module falls back to
     /// what its own file holds.
+    #[error("{}: debug file ignored: {error}", .path.display())]
     UnusableDebugFile {
         /// The debug file.
         path: PathBuf,
@@ -76,6 +96,10 @@ pub enum DiagnosticKind {
     },
     /// The module's DWARF could not be parsed, or a lookup in it failed; the module
     /// falls back to its ELF symbol table. Reported once per module.
+    #[error(
+        "{}: DWARF unusable, falling back to the symbol table: {error}",
+        .path.display()
+    )]
     DwarfError {
         /// The file whose DWARF failed.
         path: PathBuf,
@@ -83,12 +107,17 @@ pub enum DiagnosticKind {
         error: String,
     },
     /// The module has neither DWARF nor an ELF symbol table; its frames get no names.
+    #[error("{}: no symbol table and no DWARF", .path.display())]
     NoSymbols {
         /// The file on disk.
         path: PathBuf,
     },
     /// Some addresses lie outside every recorded module (JIT code, a corrupt stack, or
     /// an incomplete module map).
+    #[error(
+        "{count} address(es) outside every module, e.g.{}",
+        spaced_addresses(.examples)
+    )]
     AddressesOutsideModules {
         /// How many unique addresses were outside.
         count: u64,
@@ -97,75 +126,9 @@ pub enum DiagnosticKind {
     },
 }
 
-impl fmt::Display for Diagnostic {
-    /// Prints the kind's message; it names the file (or module) concerned itself.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.kind, f)
-    }
-}
-
-impl fmt::Display for DiagnosticKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DiagnosticKind::MissingFile { path } => {
-                write!(
-                    f,
-                    "{}: file not found; its frames get no names",
-                    path.display()
-                )
-            }
-            DiagnosticKind::UnreadableFile { path, error } => {
-                write!(f, "{}: cannot read: {error}", path.display())
-            }
-            DiagnosticKind::InvalidElf { path, error } => {
-                write!(f, "{}: not a valid ELF file: {error}", path.display())
-            }
-            DiagnosticKind::NoMainExecutablePath => {
-                f.write_str("the main executable's path was not recorded and none was given")
-            }
-            DiagnosticKind::VirtualModule { name } => {
-                write!(f, "{name}: has no file on disk; its frames get no names")
-            }
-            DiagnosticKind::BuildIdMismatch {
-                path,
-                recorded,
-                on_disk,
-            } => {
-                write!(
-                    f,
-                    "{}: build id on disk ({}) differs from the recorded one ({}); \
-                     the file changed since recording, so its frames get no names",
-                    path.display(),
-                    on_disk.as_deref().map_or_else(|| "none".to_owned(), hex),
-                    hex(recorded),
-                )
-            }
-            DiagnosticKind::SegmentMismatch { path } => write!(
-                f,
-                "{}: executable segments differ from the recorded ones; \
-                 the file changed since recording, so its frames get no names",
-                path.display()
-            ),
-            DiagnosticKind::UnusableDebugFile { path, error } => {
-                write!(f, "{}: debug file ignored: {error}", path.display())
-            }
-            DiagnosticKind::DwarfError { path, error } => write!(
-                f,
-                "{}: DWARF unusable, falling back to the symbol table: {error}",
-                path.display()
-            ),
-            DiagnosticKind::NoSymbols { path } => {
-                write!(f, "{}: no symbol table and no DWARF", path.display())
-            }
-            DiagnosticKind::AddressesOutsideModules { count, examples } => {
-                write!(f, "{count} address(es) outside every module, e.g.")?;
-                for address in examples {
-                    write!(f, " {address:#x}")?;
-                }
-                Ok(())
-            }
-        }
-    }
+/// ` 0x1000 0x2000`: addresses in hex, each after a space.
+fn spaced_addresses(addresses: &[u64]) -> String {
+    addresses.iter().map(|a| format!(" {a:#x}")).collect()
 }
 
 /// Formats a build id as lowercase hex, the way `readelf -n` and `.build-id/` paths

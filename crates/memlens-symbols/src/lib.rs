@@ -87,28 +87,38 @@
 //! - `elf_file.rs`: reading ELF files and their build id, debug links and segments.
 //! - `debug_files.rs`: where separate debug files may be, and how each is verified.
 //! - `symbol_table.rs`: the `.symtab`/`.dynsym` fallback.
+//! - `data_symbols.rs`: the variables of an ELF file, for recorders that name memory.
 //! - `dwarf.rs`: DWARF lookups with inlined frames.
 //! - `demangle.rs`: Rust and C++ demangling.
 //! - `cache.rs`: the per-address cache.
+//! - `interposition.rs`: whether `LD_PRELOAD` can see an executable's allocations.
+//! - `policy.rs`: the frame policy (user code, library, allocator, runtime, loader,
+//!   recorder), applied once per frame by the ingest layer.
 
 #![deny(missing_docs)]
 
 mod cache;
+mod data_symbols;
 mod debug_files;
 mod demangle;
 mod diagnostics;
 mod dwarf;
 mod elf_file;
 mod frame;
+mod interposition;
 mod module_map;
 mod module_symbols;
+mod policy;
 mod symbol_table;
 mod symbolizer;
 
+pub use data_symbols::{DataSymbol, DataSymbols, data_symbols};
 pub use debug_files::DEFAULT_DEBUG_DIR;
 pub use demangle::{LanguageHint, demangle};
 pub use diagnostics::{Diagnostic, DiagnosticKind};
 pub use elf_file::module_info_from_file;
 pub use frame::{Frame, SymbolizedAddress};
+pub use interposition::{Interposition, interposition};
 pub use module_map::{ModuleAddress, ModuleIdx, ModuleInfo, ModuleMap, PF_R, PF_W, PF_X, Segment};
+pub use policy::{FrameFacts, FramePolicy, WrapperPatternError};
 pub use symbolizer::{ModuleStatus, Symbolizer, SymbolizerOptions};

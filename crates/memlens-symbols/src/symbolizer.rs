@@ -17,7 +17,7 @@ use crate::cache::AddressCache;
 use crate::debug_files::DEFAULT_DEBUG_DIR;
 use crate::diagnostics::{Diagnostic, DiagnosticKind};
 use crate::frame::{Frame, SymbolizedAddress};
-use crate::module_map::{ModuleIdx, ModuleInfo, ModuleMap};
+use crate::module_map::{ModuleAddress, ModuleIdx, ModuleInfo, ModuleMap};
 use crate::module_symbols::{self, LoadedModule};
 
 /// How many example addresses the "outside every module" diagnostic keeps.
@@ -194,6 +194,12 @@ impl Symbolizer {
                     .unwrap_or_else(|| Arc::from(vec![Frame::unresolved(None)])),
             })
             .collect()
+    }
+
+    /// The module that holds `address` and the address's offset in its file, from the
+    /// module map alone (no file is read), or `None` outside every module.
+    pub fn find_module(&self, address: u64) -> Option<ModuleAddress> {
+        self.map.find(address)
     }
 
     /// Returns the recorded information of module `idx`.

@@ -28,7 +28,8 @@ pub struct ChunkInfo {
 }
 
 /// A place where the file stops being valid.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("byte offset {offset}: {reason}")]
 pub struct Damage {
     /// Byte offset in the file.
     pub offset: u64,
@@ -38,28 +39,15 @@ pub struct Damage {
     pub skipped: u64,
 }
 
-impl fmt::Display for Damage {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "byte offset {}: {}", self.offset, self.reason)
-    }
-}
-
 /// An error that prevents reading a file at all.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {message}", .path.display())]
 pub struct OpenError {
     /// The file.
     pub path: PathBuf,
     /// What went wrong, as one sentence fragment.
     pub message: String,
 }
-
-impl fmt::Display for OpenError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)
-    }
-}
-
-impl std::error::Error for OpenError {}
 
 /// An opened, indexed trace file.
 #[derive(Debug)]

@@ -16,7 +16,8 @@
 //! 10 M blocks and a 256×256 tile deep inside it are both fast.
 
 mod cushion;
-pub(crate) mod overview;
+mod formula;
+mod overview;
 mod pow_lut;
 mod rasterizer;
 
@@ -28,29 +29,17 @@ pub use overview::{
 pub use pow_lut::PowLut;
 pub use rasterizer::{Coverage, PixelSums, Rasterizer, recycle};
 
-use crate::colormap::{Rgb, categorical_color, continuous_color, to_u8};
+use std::sync::OnceLock;
+
+use crate::colormap::{Rgb, categorical_color};
 use crate::error::AllocError;
 use crate::ids::BinId;
 use crate::image::RgbaImage;
 use crate::index::IndexRec;
 use crate::model::AllocModel;
 use crate::size_class::SizeFilter;
-
-/// A time window `[start_ns, end_ns)` on the model's timeline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TimeRange {
-    /// Start, ns.
-    pub start_ns: u64,
-    /// End, ns.
-    pub end_ns: u64,
-}
-
-impl TimeRange {
-    /// Its length, ns.
-    pub fn duration_ns(&self) -> u64 {
-        self.end_ns.saturating_sub(self.start_ns)
-    }
-}
+use crate::time_range::TimeRange;
+use formula::resolve_pixel;
 
 /// A viewport: a time window, a window of the compact address axis (see
 /// [`crate::AddressAxis`]) and the image size. A tile is just a small view.
@@ -219,6 +208,10 @@ pub(crate) enum Attributes {
     Continuous(Vec<f32>),
 }
 
+/// Each colouring attribute of every block, computed on first use: the renderer's cache
+/// in [`AllocModel`]'s `attributes` slot.
+type AttributeCache = [OnceLock<Attributes>; ColorBy::COUNT];
+
 /// Logarithmic normalisation of non-negative values to 0..=1 by the largest.
 fn log_normalised(values: impl Iterator<Item = u64> + Clone) -> Vec<f32> {
     let max = values.clone().max().unwrap_or(0);
@@ -241,7 +234,7 @@ impl AllocModel {
         if by == ColorBy::Latency && !self.has_latency() {
             return Err(AllocError::BadOption(NO_LATENCY.to_string()));
         }
-        let slot = &self.attributes[by as usize];
+        let slot = &self.attributes.get_or_init(AttributeCache::default)[by as usize];
         Ok(slot.get_or_init(|| {
             let recs = self.index.records();
             let block = |i: usize| &self.blocks[recs[i].id as usize];
@@ -453,31 +446,6 @@ pub fn resolve(cov: &Coverage, background: Rgb) -> RgbaImage {
     img
 }
 
-/// Formula (1) for one pixel's sums `px` (S0, S1, S3, then 1 or 3 colour sums).
-#[inline]
-pub(crate) fn resolve_pixel(px: &[f32], lut: &PowLut, background: Rgb) -> [u8; 4] {
-    let (s0, s1, s3) = (px[0], px[1], px[2]);
-    let rgb = if s1 <= 0.0 {
-        background
-    } else {
-        let b = lut.pow(f64::from(1.0 - s0).max(0.0));
-        let lum = s3 / s1;
-        let base = if px.len() == 6 {
-            [px[3] / s1, px[4] / s1, px[5] / s1]
-        } else {
-            continuous_color(px[3] / s1)
-        };
-        let total = s1 + b;
-        [
-            (s1 * base[0] * lum + b * background[0]) / total,
-            (s1 * base[1] * lum + b * background[1]) / total,
-            (s1 * base[2] * lum + b * background[2]) / total,
-        ]
-    };
-    let [r, g, b] = to_u8(rgb);
-    [r, g, b, 255]
-}
-
 /// Draws `view` of `model`: the same pixels as [`resolve`] of [`coverage`], without
 /// materialising the sums.
 pub fn render(
@@ -493,7 +461,7 @@ mod tests {
     use super::*;
     use crate::builder::{AllocEvent, AllocModelBuilder, FreeEvent};
     use crate::ids::SiteId;
-    use crate::model::ProcessInfo;
+    use crate::process::ProcessInfo;
 
     /// A model deep enough for several index levels: 6000 blocks of three threads,
     /// short- and long-lived, one per 1 KiB slot of a main heap at a time.

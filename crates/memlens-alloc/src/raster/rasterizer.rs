@@ -35,8 +35,8 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use super::cushion::{self, CushionProfile};
+use super::formula::resolve_pixel;
 use super::pow_lut::PowLut;
-use super::resolve_pixel;
 use crate::colormap::Rgb;
 use crate::image::RgbaImage;
 

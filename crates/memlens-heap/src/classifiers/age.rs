@@ -9,7 +9,7 @@
 use super::{Classifier, ClassifierEntry, ClassifierOptions};
 use crate::ids::AllocId;
 use crate::model::HeapModel;
-use crate::text::format_duration;
+use crate::units::format_duration;
 
 /// The registry entry of `age`.
 pub(crate) const ENTRY: ClassifierEntry = ClassifierEntry {
@@ -18,16 +18,6 @@ pub(crate) const ENTRY: ClassifierEntry = ClassifierEntry {
     summary: "time since allocation at the snapshot, in buckets",
     build,
 };
-
-/// The default upper bounds of the age buckets: 1 ms, 10 ms, 100 ms, 1 s, 10 s, 100 s.
-pub const DEFAULT_AGE_BOUNDS_NS: [u64; 6] = [
-    1_000_000,
-    10_000_000,
-    100_000_000,
-    1_000_000_000,
-    10_000_000_000,
-    100_000_000_000,
-];
 
 fn build<'m>(model: &'m HeapModel, options: &ClassifierOptions) -> Box<dyn Classifier + 'm> {
     let mut bounds = options.age_bounds_ns.clone();

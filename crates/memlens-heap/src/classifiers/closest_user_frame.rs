@@ -1,13 +1,13 @@
-//! `closest-user-frame`: the innermost frame that is not in libc, the C++ or Rust
-//! standard libraries, the unwinder, an allocator wrapper or (in Java traces) the Java
-//! platform's classes: the analogue of AntTracks' "closest domain call site" that needs
-//! no `--domain`.
+//! `closest-user-frame`: the innermost frame of the program's own code, past the
+//! allocator and its wrappers, the C/C++/Rust runtime, the loader, the recorder and
+//! libraries too (the frame policy's *user* frames), with a known function name: the
+//! analogue of AntTracks' "closest domain call site" that needs no `--domain`. Where
+//! `site` stops at a library (`sqlite3VdbeExec`), this goes on to the program that
+//! called it.
 //!
-//! What counts as library code is a [`UserFrameFilter`]: a list of function-name
-//! prefixes and a list of module-name substrings. A frame is a *user frame* when its
-//! function matches no prefix and its module matches no pattern. Frames with an unknown
-//! function name are skipped too (nothing useful can be shown for them). A stack with no
-//! user frame at all falls into the group `<no user frame>`.
+//! A stack with no user frame at all falls into the group `<no user frame>`.
+
+use memlens_vocab::FrameKind;
 
 use super::{Classifier, ClassifierEntry, ClassifierOptions, ClosestFrame};
 use crate::ids::FrameId;
@@ -17,163 +17,103 @@ use crate::model::HeapModel;
 pub(crate) const ENTRY: ClassifierEntry = ClassifierEntry {
     name: "closest-user-frame",
     title: "Closest User Frame",
-    summary: "the innermost frame outside libc, libstdc++, Rust std and allocator wrappers",
+    summary: "the innermost frame of the program's own code, past the allocator, runtime and libraries",
     build,
 };
 
-/// Which frames are library frames, for `closest-user-frame`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UserFrameFilter {
-    /// A frame whose (demangled) function name starts with one of these is skipped.
-    pub function_prefixes: Vec<String>,
-    /// A frame whose module path contains one of these is skipped.
-    pub module_patterns: Vec<String>,
-}
-
-impl Default for UserFrameFilter {
-    /// Allocator entry points and wrappers, the C and C++ runtimes, and Rust's `std`,
-    /// `alloc` and `core` (which are linked into the program's own module, so only their
-    /// function names identify them).
-    fn default() -> Self {
-        let prefixes = [
-            "malloc",
-            "calloc",
-            "realloc",
-            "memalign",
-            "posix_memalign",
-            "aligned_alloc",
-            "valloc",
-            "pvalloc",
-            "reallocarray",
-            "__libc_",
-            "_int_",
-            "operator new",
-            "operator delete",
-            "std::",
-            "__gnu_cxx::",
-            "__cxxabiv1::",
-            "__cxa_",
-            "_Unwind_",
-            "__gxx_",
-            "alloc::",
-            "core::",
-            "<alloc::",
-            "<core::",
-            "<std::",
-            "__rust_",
-            "__rdl_",
-            "__rg_",
-            "_ZN5alloc",
-            "_ZN4core",
-            "_ZN3std",
-            "memlens_",
-            // The Java platform's own classes (Java frames are `package.Class.method`;
-            // no native symbol contains a dot this early).
-            "java.",
-            "javax.",
-            "jdk.",
-            "sun.",
-            "com.sun.",
-        ];
-        let modules = [
-            "libc.so",
-            "libc-",
-            "libstdc++",
-            "libc++",
-            "libgcc_s",
-            "ld-linux",
-            "libpthread",
-            "libjemalloc",
-            "libtcmalloc",
-            "libmimalloc",
-            "libmemlens",
-        ];
-        UserFrameFilter {
-            function_prefixes: prefixes.iter().map(|s| (*s).to_owned()).collect(),
-            module_patterns: modules.iter().map(|s| (*s).to_owned()).collect(),
-        }
-    }
-}
-
-impl UserFrameFilter {
-    /// Whether a frame with this function and module is user code.
-    pub fn is_user_frame(&self, function: &str, module: &str) -> bool {
-        !function.is_empty()
-            && !self
-                .function_prefixes
-                .iter()
-                .any(|p| function.starts_with(p.as_str()))
-            && !self
-                .module_patterns
-                .iter()
-                .any(|p| module.contains(p.as_str()))
-    }
-}
-
-fn build<'m>(model: &'m HeapModel, options: &ClassifierOptions) -> Box<dyn Classifier + 'm> {
+fn build<'m>(model: &'m HeapModel, _: &ClassifierOptions) -> Box<dyn Classifier + 'm> {
     let cx = &model.context;
-    let filter = &options.user_frames;
-    let is_user = |f: FrameId| filter.is_user_frame(cx.function(f), cx.module(f));
+    let is_user = |f: FrameId| cx.frames.kind(f) == FrameKind::User && !cx.function(f).is_empty();
     ClosestFrame::boxed(&ENTRY, model, is_user, "<no user frame>")
 }
 
 #[cfg(test)]
 mod tests {
+    use memlens_vocab::FrameKind;
+
     use crate::builder::HeapModelBuilder;
-    use crate::classifiers::test_model::stack_in;
-    use crate::classifiers::{ClassifierOptions, UserFrameFilter, parse_classifiers};
+    use crate::classifiers::{ClassifierOptions, parse_classifiers};
     use crate::context::FrameInfo;
+    use crate::ids::StackId;
     use crate::model::AllocKind;
 
-    #[test]
-    fn skips_library_and_allocator_frames() {
-        let mut b = HeapModelBuilder::new();
-        let cpp = stack_in(
-            &mut b,
-            &[
-                ("main", "/bin/app"),
-                ("Cache::insert(Key const&)", "/bin/app"),
-                (
-                    "std::_Rb_tree<Key, Value>::_M_emplace_hint_unique",
-                    "/bin/app",
-                ),
-                ("operator new(unsigned long)", "/usr/lib/libstdc++.so.6"),
-            ],
-        );
-        let rust = stack_in(
-            &mut b,
-            &[
-                ("app::main", "/bin/app"),
-                ("app::store::Store::put", "/bin/app"),
-                (
-                    "<alloc::vec::Vec<T> as core::clone::Clone>::clone",
-                    "/bin/app",
-                ),
-                ("alloc::raw_vec::finish_grow", "/bin/app"),
-                ("__rust_alloc", "/bin/app"),
-            ],
-        );
-        let libc_only = stack_in(
-            &mut b,
-            &[
-                ("_dl_start", "/lib/ld-linux-x86-64.so.2"),
-                ("malloc", "/lib/libc.so.6"),
-            ],
-        );
-        let a = b.alloc(1, 1, 0x10, 8, cpp, AllocKind::New);
-        let r = b.alloc(2, 1, 0x20, 8, rust, AllocKind::Malloc);
-        let l = b.alloc(3, 1, 0x30, 8, libc_only, AllocKind::Malloc);
-        let model = b.end(10);
-        let chain = parse_classifiers("closest-user-frame", ClassifierOptions::default()).unwrap();
-        let c = &chain.bind(&model)[0];
-        let label = |id| c.label(c.class_of(id, 8, 5));
-        assert_eq!(label(a), "Cache::insert(Key const&)");
-        assert_eq!(label(r), "app::store::Store::put");
-        assert_eq!(label(l), "<no user frame>");
+    /// A stack of `(function, kind)` frames, outermost first.
+    fn stack(b: &mut HeapModelBuilder, frames: &[(&str, FrameKind)]) -> StackId {
+        let mut node = StackId::ROOT;
+        for &(function, kind) in frames {
+            let frame = b.add_frame(FrameInfo {
+                function,
+                module: "/bin/app",
+                kind,
+                ..FrameInfo::default()
+            });
+            node = b.add_stack(node, frame);
+        }
+        node
     }
 
     #[test]
-    fn looks_inside_inline_chains_and_obeys_a_custom_filter() {
+    fn skips_library_allocator_runtime_and_recorder_frames() {
+        let mut b = HeapModelBuilder::new();
+        let cpp = stack(
+            &mut b,
+            &[
+                ("main", FrameKind::User),
+                ("Cache::insert(Key const&)", FrameKind::User),
+                (
+                    "std::_Rb_tree<Key, Value>::_M_emplace_hint_unique",
+                    FrameKind::Runtime,
+                ),
+                ("operator new(unsigned long)", FrameKind::Allocator),
+            ],
+        );
+        let library = stack(
+            &mut b,
+            &[
+                ("main", FrameKind::User),
+                ("run_query", FrameKind::User),
+                ("sqlite3_step", FrameKind::Library),
+                ("sqlite3Malloc", FrameKind::Allocator),
+            ],
+        );
+        let recorder = stack(
+            &mut b,
+            &[
+                ("load_plugin", FrameKind::User),
+                ("dlopen", FrameKind::Recorder),
+            ],
+        );
+        let system = stack(
+            &mut b,
+            &[
+                ("_dl_start", FrameKind::Loader),
+                ("malloc", FrameKind::Allocator),
+            ],
+        );
+        let unnamed = stack(&mut b, &[("main", FrameKind::User), ("", FrameKind::User)]);
+        let ids: Vec<_> = [cpp, library, recorder, system, unnamed]
+            .iter()
+            .enumerate()
+            .map(|(i, &s)| b.alloc(i as u64, 1, 0x10 * (i as u64 + 1), 8, s, AllocKind::Malloc))
+            .collect();
+        let model = b.end(10);
+        let chain = parse_classifiers("closest-user-frame", ClassifierOptions::default()).unwrap();
+        let c = &chain.bind(&model)[0];
+        let labels: Vec<String> = ids.iter().map(|&a| c.label(c.class_of(a, 8, 5))).collect();
+        assert_eq!(
+            labels,
+            [
+                "Cache::insert(Key const&)",
+                "run_query",
+                "load_plugin",
+                "<no user frame>",
+                "main"
+            ]
+        );
+    }
+
+    #[test]
+    fn looks_inside_inline_chains() {
         let mut b = HeapModelBuilder::new();
         let outer = b.add_frame(FrameInfo {
             function: "app::run",
@@ -186,25 +126,25 @@ mod tests {
             inlined_into: Some(outer),
             ..Default::default()
         });
-        let s = b.add_stack(crate::StackId::ROOT, inlined);
-        let a = b.alloc(1, 1, 0x10, 8, s, AllocKind::Malloc);
-        let model = b.end(10);
-        let default =
-            parse_classifiers("closest-user-frame", ClassifierOptions::default()).unwrap();
-        let c = &default.bind(&model)[0];
-        assert_eq!(c.label(c.class_of(a, 8, 5)), "helpers::make_buffer");
-        let mut filter = UserFrameFilter::default();
-        filter.function_prefixes.push("helpers::".into());
-        let custom = ClassifierOptions {
-            user_frames: filter,
+        let wrapped = b.add_frame(FrameInfo {
+            function: "arena_alloc",
+            module: "/bin/app",
+            inlined_into: Some(outer),
+            kind: FrameKind::Allocator,
             ..Default::default()
-        };
-        let chain = parse_classifiers("closest-user-frame", custom).unwrap();
+        });
+        let s = b.add_stack(StackId::ROOT, inlined);
+        let w = b.add_stack(StackId::ROOT, wrapped);
+        let a = b.alloc(1, 1, 0x10, 8, s, AllocKind::Malloc);
+        let z = b.alloc(2, 1, 0x20, 8, w, AllocKind::Malloc);
+        let model = b.end(10);
+        let chain = parse_classifiers("closest-user-frame", ClassifierOptions::default()).unwrap();
         let c = &chain.bind(&model)[0];
+        assert_eq!(c.label(c.class_of(a, 8, 5)), "helpers::make_buffer");
         assert_eq!(
-            c.label(c.class_of(a, 8, 5)),
+            c.label(c.class_of(z, 8, 5)),
             "app::run",
-            "the outer frame of the inline chain"
+            "an inlined wrapper gives way to the frame it was inlined into"
         );
     }
 }

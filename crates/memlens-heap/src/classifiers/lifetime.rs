@@ -12,7 +12,7 @@
 use super::{Classifier, ClassifierEntry, ClassifierOptions};
 use crate::ids::AllocId;
 use crate::model::{HeapModel, NEVER_FREED};
-use crate::text::format_duration;
+use crate::units::format_duration;
 
 /// The registry entry of `lifetime`.
 pub(crate) const ENTRY: ClassifierEntry = ClassifierEntry {

@@ -21,6 +21,7 @@ mod closest_domain_site;
 mod closest_user_frame;
 mod lifetime;
 mod module;
+mod options;
 pub mod registry;
 mod site;
 mod site_line;
@@ -28,10 +29,8 @@ mod size_class;
 mod thread;
 mod type_name;
 
-pub use age::DEFAULT_AGE_BOUNDS_NS;
-pub use closest_user_frame::UserFrameFilter;
-pub use registry::{ClassifierChain, ClassifierEntry, REGISTRY, parse_classifiers};
-pub use size_class::SizeClassMode;
+pub use options::{ClassifierOptions, DEFAULT_AGE_BOUNDS_NS, SizeClassMode};
+pub use registry::{ClassifierChain, REGISTRY, parse_classifiers};
 
 use crate::context::Context;
 use crate::ids::{AllocId, FrameId, StackId};
@@ -68,61 +67,89 @@ pub trait Classifier {
     fn change_times(&self, _alloc: AllocId, _out: &mut Vec<u64>) {}
 }
 
-/// Options that some classifiers read; the defaults suit native programs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ClassifierOptions {
-    /// Which frames count as library or allocator frames for `closest-user-frame`.
-    pub user_frames: UserFrameFilter,
-    /// Function-name prefixes of the application's own code, for `closest-domain-site`.
-    pub domain_prefixes: Vec<String>,
-    /// Power-of-two buckets or glibc-style 16-byte classes, for `size-class`.
-    pub size_classes: SizeClassMode,
-    /// Upper bounds of the `age` buckets, ascending; the last bucket is open.
-    pub age_bounds_ns: Vec<u64>,
-    /// Lifetimes below this are `temporary` for `lifetime`; `None` means 1 % of the run.
-    pub temporary_below_ns: Option<u64>,
+/// Builds a classifier bound to a model.
+pub type BuildClassifier =
+    for<'m> fn(&'m HeapModel, &ClassifierOptions) -> Box<dyn Classifier + 'm>;
+
+/// One registered classifier.
+#[derive(Clone, Copy)]
+pub struct ClassifierEntry {
+    /// The command-line name.
+    pub name: &'static str,
+    /// The human title (AntTracks' classifier name).
+    pub title: &'static str,
+    /// One sentence saying what the classifier groups by.
+    pub summary: &'static str,
+    /// Binds the classifier to a model.
+    pub build: BuildClassifier,
 }
 
-impl Default for ClassifierOptions {
-    fn default() -> Self {
-        ClassifierOptions {
-            user_frames: UserFrameFilter::default(),
-            domain_prefixes: Vec::new(),
-            size_classes: SizeClassMode::PowerOfTwo,
-            age_bounds_ns: DEFAULT_AGE_BOUNDS_NS.to_vec(),
-            temporary_below_ns: None,
-        }
+impl std::fmt::Debug for ClassifierEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClassifierEntry")
+            .field("name", &self.name)
+            .finish()
     }
 }
 
-/// For every stack node, the function (as a class) of the first logical frame, innermost
-/// first, that satisfies `accept`, or `none` when no frame on the stack does.
+/// For every stack node, the first logical frame, innermost first, that satisfies
+/// `accept` (recorder frames never do), or `None` when no frame on the stack does.
 ///
 /// Runs in O(stack nodes + frames) thanks to the "parents come before children"
 /// invariant: a node with no accepted frame of its own inherits its parent's answer.
-pub(crate) fn first_frame_per_stack(
+pub(crate) fn first_accepted_frame_per_stack(
     cx: &Context,
     accept: impl Fn(FrameId) -> bool,
-    none: u32,
-) -> Vec<u32> {
+) -> Vec<Option<FrameId>> {
     let accepted: Vec<bool> = (0..cx.frames.len())
-        .map(|f| accept(FrameId(f as u32)))
+        .map(|f| {
+            let f = FrameId(f as u32);
+            cx.frames.kind(f).is_shown() && accept(f)
+        })
         .collect();
-    let mut class = vec![none; cx.stacks.len()];
+    let mut first = vec![None; cx.stacks.len()];
     for s in 1..cx.stacks.len() {
         let mut frame = Some(cx.stacks.frame[s]);
         let mut found = None;
         while let Some(f) = frame {
             if accepted[f.index()] {
-                found = Some(cx.frames.function[f.index()].0);
+                found = Some(f);
                 break;
             }
             frame = cx.frames.inlined_into[f.index()];
         }
         let parent: StackId = cx.stacks.parent[s];
-        class[s] = found.unwrap_or(class[parent.index()]);
+        first[s] = found.or(first[parent.index()]);
     }
-    class
+    first
+}
+
+/// For every stack node, the function (as a class) of the first logical frame, innermost
+/// first, that satisfies `accept`, or `none` when no frame on the stack does.
+pub(crate) fn first_frame_per_stack(
+    cx: &Context,
+    accept: impl Fn(FrameId) -> bool,
+    none: u32,
+) -> Vec<u32> {
+    first_accepted_frame_per_stack(cx, accept)
+        .into_iter()
+        .map(|f| f.map_or(none, |f| cx.frames.function[f.index()].0))
+        .collect()
+}
+
+/// For every stack node, its allocation site as the frame policy defines it: the
+/// innermost frame that can be a site (user code or a library). A stack with no such
+/// frame (a program made of system code only) falls back to its innermost shown frame,
+/// and the empty stack to the unknown frame. `site`, `site-line` and `module` group by
+/// this frame, and `memlens summary` names the same one.
+pub(crate) fn site_frame_per_stack(cx: &Context) -> Vec<FrameId> {
+    let sites = first_accepted_frame_per_stack(cx, |f| cx.frames.kind(f).can_be_site());
+    let innermost = first_accepted_frame_per_stack(cx, |_| true);
+    sites
+        .into_iter()
+        .zip(innermost)
+        .map(|(site, shown)| site.or(shown).unwrap_or(FrameId::UNKNOWN))
+        .collect()
 }
 
 /// A classifier keyed by the function of the closest frame that passes a

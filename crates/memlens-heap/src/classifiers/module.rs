@@ -1,9 +1,9 @@
-//! `module`: the module (shared object or executable) of the allocation site, i.e. of
-//! the innermost frame, the same frame `site` names. When that frame is a library's
-//! allocator wrapper (C++ `operator new`), the group is that library; follow with
-//! `closest-user-frame` to see who called it.
+//! `module`: the module (shared object or executable) of the allocation site, the same
+//! frame `site` names: past the allocator and its wrappers, so a C++ `new` counts for
+//! the module that called it, and a library's own allocations (`libsqlite3`) for that
+//! library.
 
-use super::{Classifier, ClassifierEntry, ClassifierOptions};
+use super::{Classifier, ClassifierEntry, ClassifierOptions, site_frame_per_stack};
 use crate::ids::{AllocId, StringId};
 use crate::model::HeapModel;
 
@@ -11,16 +11,26 @@ use crate::model::HeapModel;
 pub(crate) const ENTRY: ClassifierEntry = ClassifierEntry {
     name: "module",
     title: "Module",
-    summary: "the shared object or executable of the innermost frame",
+    summary: "the shared object or executable of the allocation site",
     build,
 };
 
 fn build<'m>(model: &'m HeapModel, _: &ClassifierOptions) -> Box<dyn Classifier + 'm> {
-    Box::new(Module { model })
+    let cx = &model.context;
+    let module_of_stack = site_frame_per_stack(cx)
+        .into_iter()
+        .map(|f| cx.frames.module[f.index()].0)
+        .collect();
+    Box::new(Module {
+        model,
+        module_of_stack,
+    })
 }
 
 struct Module<'m> {
     model: &'m HeapModel,
+    /// The module (string id) of the site frame, per stack node.
+    module_of_stack: Vec<u32>,
 }
 
 impl Classifier for Module<'_> {
@@ -33,9 +43,7 @@ impl Classifier for Module<'_> {
     }
 
     fn class_of(&self, alloc: AllocId, _size: u64, _at_ns: u64) -> u32 {
-        let cx = &self.model.context;
-        let frame = cx.stacks.frame[self.model.stack[alloc.index()].index()];
-        cx.frames.module[frame.index()].0
+        self.module_of_stack[self.model.stack[alloc.index()].index()]
     }
 
     fn label(&self, key: u32) -> String {

@@ -5,36 +5,11 @@
 //! the CLI can report a bad `--by` before it reads the trace; binding the chain to a
 //! model ([`ClassifierChain::bind`]) builds each classifier's lookup tables.
 
-use super::{Classifier, ClassifierOptions};
+use super::{Classifier, ClassifierEntry, ClassifierOptions};
 use super::{age, call_path, closest_domain_site, closest_user_frame, lifetime, module, site};
 use super::{site_line, size_class, thread, type_name};
 use crate::error::HeapError;
 use crate::model::HeapModel;
-
-/// Builds a classifier bound to a model.
-pub type BuildClassifier =
-    for<'m> fn(&'m HeapModel, &ClassifierOptions) -> Box<dyn Classifier + 'm>;
-
-/// One registered classifier.
-#[derive(Clone, Copy)]
-pub struct ClassifierEntry {
-    /// The command-line name.
-    pub name: &'static str,
-    /// The human title (AntTracks' classifier name).
-    pub title: &'static str,
-    /// One sentence saying what the classifier groups by.
-    pub summary: &'static str,
-    /// Binds the classifier to a model.
-    pub build: BuildClassifier,
-}
-
-impl std::fmt::Debug for ClassifierEntry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ClassifierEntry")
-            .field("name", &self.name)
-            .finish()
-    }
-}
 
 /// Every classifier, in the order the help text lists them. One line per classifier.
 pub static REGISTRY: &[ClassifierEntry] = &[

@@ -1,10 +1,11 @@
-//! `site`: the allocation site, i.e. the function of the innermost frame of the stack.
+//! `site`: the allocation site as the frame policy defines it, by function: the
+//! innermost frame of the stack that is user code or a library, past the allocator, its
+//! wrappers (`operator new`, `g_malloc`, `xmalloc`…), the runtime and the loader. The
+//! same frame `memlens summary` and the viewer name for the stack.
 //!
-//! With inlining, the innermost frame is the innermost *inlined* function at the
-//! allocating address. For C++ programs this is often `operator new`; use
-//! `closest-user-frame` to skip library frames.
+//! With inlining, frames are logical: an inlined function is a frame of its own.
 
-use super::{Classifier, ClassifierEntry, ClassifierOptions, function_label};
+use super::{Classifier, ClassifierEntry, ClassifierOptions, function_label, site_frame_per_stack};
 use crate::ids::AllocId;
 use crate::model::HeapModel;
 
@@ -12,16 +13,26 @@ use crate::model::HeapModel;
 pub(crate) const ENTRY: ClassifierEntry = ClassifierEntry {
     name: "site",
     title: "Allocation Site",
-    summary: "the function of the innermost frame",
+    summary: "the function of the allocation site (the innermost frame past the allocator and the runtime)",
     build,
 };
 
 fn build<'m>(model: &'m HeapModel, _: &ClassifierOptions) -> Box<dyn Classifier + 'm> {
-    Box::new(Site { model })
+    let cx = &model.context;
+    let function_of_stack = site_frame_per_stack(cx)
+        .into_iter()
+        .map(|f| cx.frames.function[f.index()].0)
+        .collect();
+    Box::new(Site {
+        model,
+        function_of_stack,
+    })
 }
 
 struct Site<'m> {
     model: &'m HeapModel,
+    /// The function (string id) of the site frame, per stack node.
+    function_of_stack: Vec<u32>,
 }
 
 impl Classifier for Site<'_> {
@@ -34,9 +45,7 @@ impl Classifier for Site<'_> {
     }
 
     fn class_of(&self, alloc: AllocId, _size: u64, _at_ns: u64) -> u32 {
-        let cx = &self.model.context;
-        let frame = cx.stacks.frame[self.model.stack[alloc.index()].index()];
-        cx.frames.function[frame.index()].0
+        self.function_of_stack[self.model.stack[alloc.index()].index()]
     }
 
     fn label(&self, key: u32) -> String {

@@ -1,11 +1,12 @@
-//! `site-line`: the allocation site with its source position, `function (file:line)`.
+//! `site-line`: the allocation site (the frame `site` names, see the frame policy) with
+//! its source position, `function (file:line)`.
 //!
 //! Frames at different addresses that share function, file and line form one class, so
 //! two return addresses on the same source line are one group.
 
 use rustc_hash::FxHashMap;
 
-use super::{Classifier, ClassifierEntry, ClassifierOptions};
+use super::{Classifier, ClassifierEntry, ClassifierOptions, site_frame_per_stack};
 use crate::ids::{AllocId, StringId};
 use crate::model::HeapModel;
 
@@ -13,7 +14,7 @@ use crate::model::HeapModel;
 pub(crate) const ENTRY: ClassifierEntry = ClassifierEntry {
     name: "site-line",
     title: "Allocation Site (Line)",
-    summary: "the function, file and line of the innermost frame",
+    summary: "the function, file and line of the allocation site",
     build,
 };
 
@@ -21,7 +22,7 @@ fn build<'m>(model: &'m HeapModel, _: &ClassifierOptions) -> Box<dyn Classifier 
     let frames = &model.context.frames;
     let mut positions: Vec<(StringId, StringId, u32)> = Vec::new();
     let mut index: FxHashMap<(StringId, StringId, u32), u32> = FxHashMap::default();
-    let class_of_frame = (0..frames.len())
+    let class_of_frame: Vec<u32> = (0..frames.len())
         .map(|f| {
             let position = (frames.function[f], frames.file[f], frames.line[f]);
             *index.entry(position).or_insert_with(|| {
@@ -30,17 +31,21 @@ fn build<'m>(model: &'m HeapModel, _: &ClassifierOptions) -> Box<dyn Classifier 
             })
         })
         .collect();
+    let class_of_stack = site_frame_per_stack(&model.context)
+        .into_iter()
+        .map(|f| class_of_frame[f.index()])
+        .collect();
     Box::new(SiteLine {
         model,
-        class_of_frame,
+        class_of_stack,
         positions,
     })
 }
 
 struct SiteLine<'m> {
     model: &'m HeapModel,
-    /// Class per frame id.
-    class_of_frame: Vec<u32>,
+    /// Class of the site frame, per stack node.
+    class_of_stack: Vec<u32>,
     /// (function, file, line) per class.
     positions: Vec<(StringId, StringId, u32)>,
 }
@@ -55,9 +60,7 @@ impl Classifier for SiteLine<'_> {
     }
 
     fn class_of(&self, alloc: AllocId, _size: u64, _at_ns: u64) -> u32 {
-        let cx = &self.model.context;
-        let frame = cx.stacks.frame[self.model.stack[alloc.index()].index()];
-        self.class_of_frame[frame.index()]
+        self.class_of_stack[self.model.stack[alloc.index()].index()]
     }
 
     fn label(&self, key: u32) -> String {

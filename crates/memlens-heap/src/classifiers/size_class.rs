@@ -10,7 +10,7 @@
 //! The size used is the block's size at the snapshot: a block that `realloc` moves into
 //! another class changes group at that time (the tree engine splits its life there).
 
-use super::{Classifier, ClassifierEntry, ClassifierOptions};
+use super::{Classifier, ClassifierEntry, ClassifierOptions, SizeClassMode};
 use crate::ids::AllocId;
 use crate::model::HeapModel;
 
@@ -21,16 +21,6 @@ pub(crate) const ENTRY: ClassifierEntry = ClassifierEntry {
     summary: "the block size in power-of-two buckets or glibc 16-byte chunk classes",
     build,
 };
-
-/// How `size-class` buckets sizes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SizeClassMode {
-    /// Power-of-two buckets of the requested size.
-    #[default]
-    PowerOfTwo,
-    /// glibc malloc's 16-byte chunk classes (64-bit), powers of two above 1 KiB.
-    Glibc,
-}
 
 /// Classes at or above this are power-of-two groups of large glibc chunks.
 const LARGE: u32 = 1000;

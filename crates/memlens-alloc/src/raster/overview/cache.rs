@@ -1,0 +1,73 @@
+//! The overview kept with a model: the geometry, built once, and the sums of the most
+//! recently prepared option sets, within a memory budget.
+
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use super::geometry::Geometry;
+use super::sums::{Sums, SumsKey};
+use crate::model::AllocModel;
+use crate::raster::RenderOptions;
+
+/// One option set's sums, computed once even when several threads ask at once.
+pub(super) type SumsSlot = Arc<OnceLock<Arc<Sums>>>;
+
+/// Bytes of option sets' sums kept per model (the most recent set is always kept).
+const SUMS_BUDGET: usize = 256 << 20;
+
+/// A model's overview: the geometry (built once) and the sums of recent option sets,
+/// least recently prepared first.
+#[derive(Default)]
+pub(super) struct OverviewCache {
+    geometry: OnceLock<Option<Geometry>>,
+    sums: Mutex<Vec<(SumsKey, SumsSlot)>>,
+}
+
+impl OverviewCache {
+    /// The overview of `model`, kept in the model's `overview` slot.
+    pub(super) fn of(model: &AllocModel) -> &OverviewCache {
+        model.overview.get_or_init(OverviewCache::default)
+    }
+
+    /// The geometry of `model` (built on first use), or `None` when the model gets no
+    /// overview.
+    pub(super) fn geometry(&self, model: &AllocModel) -> Option<&Geometry> {
+        self.geometry
+            .get_or_init(|| Geometry::build(model))
+            .as_ref()
+    }
+
+    /// The slot of the sums for `key`, made the most recently prepared.
+    pub(super) fn slot(&self, key: SumsKey) -> SumsSlot {
+        let mut list = self.sums.lock().unwrap_or_else(PoisonError::into_inner);
+        let slot = match list.iter().position(|(k, _)| *k == key) {
+            Some(i) => list.remove(i).1,
+            None => SumsSlot::default(),
+        };
+        list.push((key, Arc::clone(&slot)));
+        slot
+    }
+
+    /// The sums of `options` if they are ready.
+    pub(super) fn ready(&self, options: &RenderOptions) -> Option<(&Geometry, Arc<Sums>)> {
+        let geo = self.geometry.get()?.as_ref()?;
+        let key = SumsKey::of(options);
+        let list = self.sums.lock().unwrap_or_else(PoisonError::into_inner);
+        let sums = list.iter().find(|(k, _)| *k == key)?.1.get()?;
+        Some((geo, Arc::clone(sums)))
+    }
+
+    /// Drops the least recently prepared sums beyond [`SUMS_BUDGET`] (keeping the newest).
+    pub(super) fn trim(&self) {
+        let mut list = self.sums.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut total = 0;
+        let mut keep_from = 0;
+        for (i, (_, slot)) in list.iter().enumerate().rev() {
+            total += slot.get().map_or(0, |s| s.bytes());
+            if total > SUMS_BUDGET && i + 1 < list.len() {
+                keep_from = i + 1;
+                break;
+            }
+        }
+        list.drain(..keep_from);
+    }
+}

@@ -1,0 +1,144 @@
+//! Traces → allocation-map model: processes, threads, sites and events fed to
+//! `memlens-alloc`'s builder.
+//!
+//! Several traces (a parent and its forked children) load into one model: each is a
+//! process of its own, and their clocks are aligned on the wall-clock time of each
+//! trace's time 0 (`start_unix_ns`), so the earliest process starts the common
+//! timeline at 0. A block's site is its stack's allocation site as the frame policy
+//! names it, found once per stack.
+
+use std::path::Path;
+
+use memlens_alloc::{
+    AllocEvent, AllocModelBuilder, FreeEvent, ProcessId, ProcessInfo, ReallocEvent, SiteId,
+};
+use memlens_trace::{Event, Metadata, StackId};
+use rustc_hash::FxHashMap;
+
+use crate::symbols::StackSymbols;
+
+/// The per-trace part of feeding the allocation map: its process, clock offset and
+/// site cache.
+pub(crate) struct AllocFeed {
+    process: ProcessId,
+    offset: u64,
+    sites: FxHashMap<u32, SiteId>,
+}
+
+impl AllocFeed {
+    /// Adds the process of the trace at `path` (with process stream `md`), whose clock
+    /// starts `offset` ns after the earliest trace's.
+    pub(crate) fn new(
+        builder: &mut AllocModelBuilder,
+        md: &Metadata,
+        path: &Path,
+        offset: u64,
+    ) -> AllocFeed {
+        let process = builder.add_process(process_info(md, path));
+        AllocFeed {
+            process,
+            offset,
+            sites: FxHashMap::default(),
+        }
+    }
+
+    /// The clock offset of this trace.
+    pub(crate) fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Feeds one event with its allocator latency.
+    pub(crate) fn event(
+        &mut self,
+        builder: &mut AllocModelBuilder,
+        md: &Metadata,
+        symbols: &mut StackSymbols,
+        event: &Event,
+        latency_ns: Option<u32>,
+    ) {
+        let offset = self.offset;
+        let thread = builder.thread(self.process, event.tid(), md.thread_name(event.tid()));
+        match *event {
+            Event::Alloc {
+                t,
+                addr,
+                size,
+                stack,
+                ..
+            } => {
+                let site = self.site_of(builder, md, symbols, stack);
+                builder.alloc(AllocEvent {
+                    t: t + offset,
+                    thread,
+                    addr,
+                    size,
+                    site,
+                    latency_ns,
+                });
+            }
+            Event::Free { t, addr, .. } => builder.free(FreeEvent {
+                t: t + offset,
+                thread,
+                addr,
+                latency_ns,
+            }),
+            Event::Realloc {
+                t,
+                old_addr,
+                new_addr,
+                size,
+                stack,
+                ..
+            } => {
+                let site = self.site_of(builder, md, symbols, stack);
+                builder.realloc(ReallocEvent {
+                    t: t + offset,
+                    thread,
+                    old_addr,
+                    new_addr,
+                    size,
+                    site,
+                    latency_ns,
+                });
+            }
+        }
+    }
+
+    fn site_of(
+        &mut self,
+        builder: &mut AllocModelBuilder,
+        md: &Metadata,
+        symbols: &mut StackSymbols,
+        stack: StackId,
+    ) -> SiteId {
+        if stack == 0 {
+            return SiteId::UNKNOWN;
+        }
+        if let Some(&s) = self.sites.get(&stack) {
+            return s;
+        }
+        let site = match symbols.site(md, stack) {
+            Some(site) => builder.site(&site),
+            None => SiteId::UNKNOWN,
+        };
+        self.sites.insert(stack, site);
+        site
+    }
+}
+
+fn process_info(md: &Metadata, path: &Path) -> ProcessInfo {
+    match &md.process {
+        Some(p) => ProcessInfo {
+            pid: p.pid,
+            ppid: p.ppid,
+            name: Path::new(&p.exe)
+                .file_name()
+                .map_or_else(|| p.exe.clone(), |n| n.to_string_lossy().into_owned()),
+        },
+        None => ProcessInfo {
+            pid: 0,
+            ppid: 0,
+            name: path.display().to_string(),
+        },
+    }
+}

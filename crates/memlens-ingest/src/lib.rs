@@ -1,0 +1,39 @@
+//! The ingest layer: a memlens trace in, every engine's model out, in one pass.
+//!
+//! Every command and the viewer read traces through here, so a trace is read once per
+//! command, symbolized once, and named the same way everywhere:
+//!
+//! 1. [`TraceInput::open`] opens a trace and loads its process stream (modules,
+//!    threads, stacks, marks); damage is kept, never fatal.
+//! 2. [`StackSymbols`] symbolizes the trace's return addresses with one symbolizer and
+//!    applies the frame policy (`memlens-symbols`' [`FramePolicy`]) once per frame,
+//!    giving structured [`Site`]s: a stack's frames, its allocation site and its call
+//!    path, the same for `summary`, `tree`, `growth` and the viewer.
+//! 3. [`ingest`] streams the events once, in time order, into every model asked for
+//!    ([`Wanted`]): the heap-evolution model, the allocation-map model (of several
+//!    traces, such as a parent and its forked children), the streaming summary with
+//!    allocator latencies; [`references`] reads the reference chunks for the cache
+//!    lens.
+//!
+//! Architecture invariant: no printing and no policy of its own. Progress goes through
+//! the [`Progress`] trait and damage comes back as values ([`DamageNote`] says it in
+//! one sentence); which frame is whose is decided by the frame policy, not here.
+//!
+//! [`FramePolicy`]: memlens_symbols::FramePolicy
+//! [`Site`]: memlens_vocab::Site
+#![deny(missing_docs)]
+
+mod alloc_feed;
+mod damage;
+mod heap_feed;
+mod input;
+mod pass;
+mod progress;
+pub mod references;
+mod symbols;
+
+pub use damage::DamageNote;
+pub use input::{IngestError, TraceInput};
+pub use pass::{Models, Wanted, ingest};
+pub use progress::{NoProgress, Progress};
+pub use symbols::StackSymbols;

@@ -20,6 +20,8 @@ fn resolve() -> Option<MarkFn> {
         // SAFETY: dlsym with a NUL-terminated name; the symbol, when present,
         // is the recorder's `void memlens_mark(const char *)`.
         let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"memlens_mark".as_ptr()) };
+        // SAFETY: a non-null `memlens_mark` is the recorder's function, whose
+        // C signature is `MarkFn`.
         (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut libc::c_void, MarkFn>(p) })
     })
 }

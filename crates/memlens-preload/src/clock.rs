@@ -3,7 +3,7 @@
 //!
 //! Reading the TSC costs a few nanoseconds against ~20 for the vDSO clock;
 //! the writer thread converts ticks to nanoseconds with a continuous,
-//! monotonic piecewise-linear map (see `writer::TickConverter`), so event
+//! monotonic piecewise-linear map (see `ticks::TickConverter`), so event
 //! order is preserved exactly.
 
 use core::sync::atomic::{AtomicBool, Ordering};

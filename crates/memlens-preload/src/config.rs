@@ -44,34 +44,26 @@ pub fn env(name: &CStr) -> Option<OsString> {
     Some(OsString::from_vec(bytes))
 }
 
-/// Parses `100ms`, `1.5s`, `250us`, `2m`, or plain milliseconds.
+/// Parses `100ms`, `1.5s`, `250us`, `2m`: the one duration grammar of
+/// [`memlens_vocab::parse_duration`] (a unit is required, as on the command line);
+/// zero is no duration.
 pub fn parse_duration_ns(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, mult) = if let Some(n) = s.strip_suffix("ms") {
-        (n, 1e6)
-    } else if let Some(n) = s.strip_suffix("us") {
-        (n, 1e3)
-    } else if let Some(n) = s.strip_suffix("ns") {
-        (n, 1.0)
-    } else if let Some(n) = s.strip_suffix('s') {
-        (n, 1e9)
-    } else if let Some(n) = s.strip_suffix('m') {
-        (n, 60e9)
-    } else {
-        (s, 1e6)
-    };
-    let v: f64 = num.trim().parse().ok()?;
-    (v > 0.0 && v.is_finite()).then_some((v * mult) as u64)
+    memlens_vocab::parse_duration(s).ok().filter(|&ns| ns > 0)
 }
 
 impl Config {
     /// Reads the settings.
     pub fn from_env() -> Config {
-        let text = |n: &CStr| env(n).map(|v| v.to_string_lossy().into_owned());
+        Config::from_vars(env)
+    }
+
+    /// Reads the settings from `var`, which gives a variable's value.
+    pub fn from_vars(var: impl Fn(&CStr) -> Option<OsString>) -> Config {
+        let text = |n: &CStr| var(n).map(|v| v.to_string_lossy().into_owned());
         Config {
-            output: env(c"MEMLENS_OUTPUT"),
-            dir: env(c"MEMLENS_DIR"),
-            manifest: env(c"MEMLENS_MANIFEST"),
+            output: var(c"MEMLENS_OUTPUT"),
+            dir: var(c"MEMLENS_DIR"),
+            manifest: var(c"MEMLENS_MANIFEST"),
             unwind: if text(c"MEMLENS_UNWIND").as_deref() == Some("dwarf") {
                 Mode::Dwarf
             } else {
@@ -89,5 +81,89 @@ impl Config {
             compress: text(c"MEMLENS_COMPRESS").as_deref() != Some("0"),
             latency: text(c"MEMLENS_LATENCY").as_deref() == Some("1"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The settings for the variables `vars` (name, value).
+    fn config(vars: &[(&str, &str)]) -> Config {
+        Config::from_vars(|name| {
+            let name = name.to_str().unwrap();
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| OsString::from(v))
+        })
+    }
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration_ns("100ms"), Some(100_000_000));
+        assert_eq!(parse_duration_ns(" 1.5s "), Some(1_500_000_000));
+        assert_eq!(parse_duration_ns("250us"), Some(250_000));
+        assert_eq!(parse_duration_ns("40ns"), Some(40));
+        assert_eq!(parse_duration_ns("2m"), Some(120_000_000_000));
+        assert_eq!(parse_duration_ns("3 ms"), Some(3_000_000));
+        // The same grammar as `memlens record --mark-every`: a unit is required.
+        for bad in ["", "ms", "0", "0ms", "7", "-1s", "abc", "1h", "inf", "NaN"] {
+            assert_eq!(parse_duration_ns(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let c = config(&[]);
+        assert_eq!((&c.output, &c.dir, &c.manifest), (&None, &None, &None));
+        assert_eq!(c.unwind, Mode::FramePointer);
+        assert_eq!(c.mark_every_ns, 0);
+        assert!(!c.monotonic);
+        assert_eq!(c.flush_ns, 100_000_000);
+        assert!(c.compress);
+        assert!(!c.latency);
+    }
+
+    #[test]
+    fn every_variable() {
+        let c = config(&[
+            ("MEMLENS_OUTPUT", "/tmp/a.mlens"),
+            ("MEMLENS_DIR", "/tmp/d"),
+            ("MEMLENS_MANIFEST", "/tmp/m"),
+            ("MEMLENS_UNWIND", "dwarf"),
+            ("MEMLENS_MARK_EVERY", "1s"),
+            ("MEMLENS_CLOCK", "monotonic"),
+            ("MEMLENS_FLUSH_MS", "25"),
+            ("MEMLENS_COMPRESS", "0"),
+            ("MEMLENS_LATENCY", "1"),
+        ]);
+        assert_eq!(c.output, Some(OsString::from("/tmp/a.mlens")));
+        assert_eq!(c.dir, Some(OsString::from("/tmp/d")));
+        assert_eq!(c.manifest, Some(OsString::from("/tmp/m")));
+        assert_eq!(c.unwind, Mode::Dwarf);
+        assert_eq!(c.mark_every_ns, 1_000_000_000);
+        assert!(c.monotonic);
+        assert_eq!(c.flush_ns, 25_000_000);
+        assert!(!c.compress);
+        assert!(c.latency);
+    }
+
+    #[test]
+    fn odd_values_fall_back_to_defaults() {
+        let c = config(&[
+            ("MEMLENS_UNWIND", "DWARF"),
+            ("MEMLENS_MARK_EVERY", "soon"),
+            ("MEMLENS_CLOCK", "tsc"),
+            ("MEMLENS_FLUSH_MS", "0"),
+            ("MEMLENS_COMPRESS", "no"),
+            ("MEMLENS_LATENCY", "yes"),
+        ]);
+        assert_eq!(c.unwind, Mode::FramePointer);
+        assert_eq!(c.mark_every_ns, 0);
+        assert!(!c.monotonic);
+        assert_eq!(c.flush_ns, 100_000_000);
+        assert!(c.compress);
+        assert!(!c.latency);
+        assert_eq!(config(&[("MEMLENS_FLUSH_MS", "1.5")]).flush_ns, 100_000_000);
     }
 }

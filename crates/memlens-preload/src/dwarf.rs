@@ -173,29 +173,22 @@ pub fn classify(ip: usize) -> Code {
 }
 
 /// One DWARF step from the frame `(ip, sp, bp)`, where `ip` is a return
-/// address: returns the caller's `(return address, sp, bp)`.
+/// address: returns the caller's `(return address, sp, bp)`. Every stack
+/// word the step needs is read through `read_stack`, which refuses
+/// addresses outside the thread's stack.
 pub fn step(
     cache: &mut Cache,
     ip: usize,
     sp: usize,
     bp: usize,
-    lo: usize,
-    hi: usize,
+    read_stack: &mut impl FnMut(u64) -> Result<u64, ()>,
 ) -> Option<(usize, usize, usize)> {
     let snap = snapshot()?;
     let mut regs = UnwindRegsX86_64::new(ip as u64, sp as u64, bp as u64);
-    let mut read = |addr: u64| -> Result<u64, ()> {
-        let a = addr as usize;
-        if !crate::stack::readable(a, 8, lo, hi) {
-            return Err(());
-        }
-        // SAFETY: bounds-checked against this thread's stack.
-        Ok(unsafe { *(a as *const u64) })
-    };
     let frame = FrameAddress::from_return_address(ip as u64)?;
     match snap
         .unwinder
-        .unwind_frame(frame, &mut regs, cache, &mut read)
+        .unwind_frame(frame, &mut regs, cache, read_stack)
     {
         Ok(Some(ret)) if (regs.sp() as usize) > sp => {
             Some((ret as usize, regs.sp() as usize, regs.bp() as usize))

@@ -4,51 +4,33 @@
 //! (before the call for `free`, after it for allocations, so an address
 //! reused by another thread is always freed before it is handed out again),
 //! captures the stack for allocations, interns it per thread, and publishes
-//! a few 32-byte slots to the thread's ring. `errno` is saved and restored
-//! around everything the recorder does. `free(NULL)` and failed allocations
-//! are not recorded.
+//! a few 32-byte slots (`slot.rs`) to the thread's ring. `errno` is saved
+//! and restored around everything the recorder does. `free(NULL)` and
+//! failed allocations are not recorded.
 //!
 //! With `--latency` (`MEMLENS_LATENCY=1`) every hook also reads the clock on
 //! the other side of the real call and records the difference: how long the
-//! allocator took. Each hook picks its mode once per call (one relaxed load
-//! of [`LATENCY`]) and runs a copy of its body compiled for that mode, so the
-//! default mode does exactly the work it did before.
+//! allocator took. Each hook picks its mode once per call (one relaxed load,
+//! [`recording::latency`]) and runs a copy of its body compiled for that
+//! mode, so the default mode does exactly the work it did before.
 
 use core::ffi::c_void;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::Ordering;
 
 use memlens_trace::AllocFn;
 
 use crate::real::{arena_alloc, arena_size, in_arena, real, resolve, resolved, resolving};
-use crate::ring::{CAPACITY, Slot, kind};
+use crate::recording::{self, RECORDING};
+use crate::ring::CAPACITY;
+use crate::slot::{self, MAX_LATENCY_TICKS, Slot};
 use crate::stack::{self, MAX_DEPTH};
 use crate::thread::{self, BUSY, ThreadState};
-use crate::{clock, writer};
-
-/// True while events are being recorded (after start-up, until shutdown).
-pub static RECORDING: AtomicBool = AtomicBool::new(false);
-
-/// True when every call's allocator latency is recorded too (set once at
-/// start-up, before recording begins).
-static LATENCY: AtomicBool = AtomicBool::new(false);
-
-/// Turns latency recording on or off (start-up only).
-pub fn set_latency(on: bool) {
-    LATENCY.store(on, Ordering::Relaxed);
-}
+use crate::{clock, lifecycle, registry, wakeup};
 
 #[inline(always)]
 fn timed() -> bool {
-    LATENCY.load(Ordering::Relaxed)
+    recording::latency()
 }
-
-/// Ticks of the longest latency a slot holds (32 bits: over a second).
-const MAX_LATENCY_TICKS: u64 = u32::MAX as u64;
-
-/// Sizes of successful allocations fit in 48 bits (the address space is
-/// smaller); in latency mode the top 16 bits of an `ALLOC` slot's size word
-/// hold the high half of the latency (see `ring.rs`).
-pub const SIZE_BITS: u32 = 48;
 
 /// `AllocFn` code for `realloc(NULL, n)` and arena moves (recorded as allocations).
 const REALLOC_AS_ALLOC: AllocFn = AllocFn::Malloc;
@@ -72,7 +54,7 @@ impl Drop for Guard<'_> {
 #[inline(always)]
 fn enter() -> Option<Guard<'static>> {
     if !RECORDING.load(Ordering::Relaxed) {
-        crate::lifecycle::start_early();
+        lifecycle::start_early(malloc as *const ());
         if !RECORDING.load(Ordering::Acquire) {
             return None;
         }
@@ -84,7 +66,7 @@ fn enter() -> Option<Guard<'static>> {
         return None;
     }
     if p.is_null() {
-        p = thread::create().cast();
+        p = thread::create(registry::register).cast();
         // SAFETY: restore errno clobbered by set-up.
         unsafe { *libc::__errno_location() = errno };
         if p.is_null() {
@@ -99,14 +81,6 @@ fn enter() -> Option<Guard<'static>> {
     Some(Guard { state, errno })
 }
 
-/// Events dropped because a ring stayed full (see [`wait_for_room`]).
-static DROPPED: AtomicU64 = AtomicU64::new(0);
-
-/// Takes the count of dropped events (the writer reports it as a warning).
-pub fn take_dropped() -> u64 {
-    DROPPED.swap(0, Ordering::Relaxed)
-}
-
 /// Waits until the ring has room for `n` slots, waking the writer. Recording
 /// is lossless: the thread waits as long as the writer makes progress; only
 /// if the ring stays full for two seconds (a wedged writer) does it give up
@@ -115,12 +89,12 @@ pub fn take_dropped() -> u64 {
 fn wait_for_room(state: &ThreadState, n: u64) -> bool {
     let deadline = clock::monotonic_ns() + 2_000_000_000;
     loop {
-        writer::wake();
+        wakeup::wake();
         if state.ring.free_slots() >= n {
             return true;
         }
         if clock::monotonic_ns() > deadline {
-            DROPPED.fetch_add(1, Ordering::Relaxed);
+            recording::count_dropped();
             return false;
         }
         // SAFETY: sched_yield has no preconditions.
@@ -128,7 +102,7 @@ fn wait_for_room(state: &ThreadState, n: u64) -> bool {
         if state.ring.free_slots() >= n {
             return true;
         }
-        writer::wait_briefly();
+        wakeup::wait_briefly();
     }
 }
 
@@ -146,7 +120,7 @@ fn publish(state: &ThreadState, slots: &[Slot]) {
     let used = state.ring.used();
     if used >= CAPACITY / 4 && used.wrapping_sub(state.last_wake.get()) >= CAPACITY / 8 {
         state.last_wake.set(used);
-        writer::wake();
+        wakeup::wake();
     } else if used < CAPACITY / 8 {
         state.last_wake.set(0);
     }
@@ -154,7 +128,7 @@ fn publish(state: &ThreadState, slots: &[Slot]) {
 
 /// Captures and interns the current stack; returns the thread-local stack id.
 #[inline(always)]
-fn stack_id(state: &ThreadState) -> u64 {
+fn stack_id(state: &ThreadState) -> u32 {
     let mut frames = [0u64; MAX_DEPTH];
     // SAFETY: only this thread touches its cache and stack table, and it is
     // inside the guard.
@@ -169,20 +143,17 @@ fn stack_id(state: &ThreadState) -> u64 {
         &mut frames,
         state.stack_lo,
         state.stack_hi,
-        crate::unwind_mode(),
+        stack::mode(),
         cache,
         previous,
     );
     let (id, new) = stacks.intern(&frames[..n]);
     if new {
-        let mut slots = [[0u64; 4]; 1 + MAX_DEPTH / 4];
-        slots[0] = [0, u64::from(id), n as u64, kind::STACK];
-        for (i, chunk) in frames[..n].chunks(4).enumerate() {
-            slots[1 + i][..chunk.len()].copy_from_slice(chunk);
-        }
-        publish(state, &slots[..1 + n.div_ceil(4)]);
+        let mut slots = [[0u64; 4]; slot::stack_slots(MAX_DEPTH)];
+        let used = slot::encode_stack(id, &frames[..n], &mut slots);
+        publish(state, &slots[..used]);
     }
-    u64::from(id)
+    id
 }
 
 /// The clock before a real call: read only in latency mode (`TIMED`).
@@ -212,27 +183,15 @@ fn record_alloc<const TIMED: bool>(p: *mut c_void, size: usize, func: AllocFn, t
     let lat = ticks::<TIMED>(t0, t);
     let Some(g) = enter() else { return };
     let stack = stack_id(g.state);
-    let size_word = if TIMED {
-        (size as u64).min((1 << SIZE_BITS) - 1) | (lat >> 16) << SIZE_BITS
-    } else {
-        size as u64
-    };
-    publish(
-        g.state,
-        &[[
-            t,
-            p as u64,
-            size_word,
-            kind::ALLOC | (func as u64) << 8 | (lat & 0xffff) << 16 | stack << 32,
-        ]],
-    );
+    let event = slot::encode_alloc::<TIMED>(t, p as u64, size as u64, func, stack, lat);
+    publish(g.state, &[event]);
 }
 
 /// Records a free taken at `t` (before the real call) that took `lat` ticks.
 #[inline(always)]
 fn record_free(p: *mut c_void, t: u64, lat: u64) {
     let Some(g) = enter() else { return };
-    publish(g.state, &[[t, p as u64, lat, kind::FREE]]);
+    publish(g.state, &[slot::encode_free(t, p as u64, lat)]);
 }
 
 #[inline(always)]
@@ -241,13 +200,8 @@ fn record_realloc<const TIMED: bool>(old: *mut c_void, new: *mut c_void, size: u
     let lat = ticks::<TIMED>(t0, t);
     let Some(g) = enter() else { return };
     let stack = stack_id(g.state);
-    publish(
-        g.state,
-        &[
-            [t, new as u64, size as u64, kind::REALLOC | stack << 32],
-            [old as u64, lat, 0, 0],
-        ],
-    );
+    let event = slot::encode_realloc(t, old as u64, new as u64, size as u64, stack, lat);
+    publish(g.state, &event);
 }
 
 /// Runs a real allocation call and records its result, timing the call in
@@ -383,10 +337,13 @@ unsafe fn realloc_mode<const TIMED: bool>(p: *mut c_void, size: usize) -> *mut c
     if in_arena(p) {
         // Move a bootstrap block into the real heap.
         let t0 = start::<TIMED>();
-        // SAFETY: forwarding, then copying min(old, new) bytes.
+        // SAFETY: forwarding to the real malloc.
         let q = unsafe { (real().malloc)(size) };
         if !q.is_null() {
             let n = arena_size(p).min(size);
+            // SAFETY: `p` is an arena block of `arena_size(p)` bytes and `q` a
+            // new block of `size` bytes from the real heap, so both hold `n`
+            // bytes and they do not overlap.
             unsafe { core::ptr::copy_nonoverlapping(p as *const u8, q as *mut u8, n) };
             record_alloc::<TIMED>(q, size, REALLOC_AS_ALLOC, t0);
         }
@@ -451,6 +408,8 @@ pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, siz
         // SAFETY: forwarding; on success *out holds the block.
         r = unsafe { (real().posix_memalign)(out, align, size) };
         if r == 0 {
+            // SAFETY: `out` is the caller's valid out-parameter, which the
+            // successful call has just written.
             unsafe { *out }
         } else {
             core::ptr::null_mut()

@@ -67,6 +67,9 @@ impl LocalStacks {
         (id, true)
     }
 
+    /// Doubles the table (rare: kept out of line so the lookup stays small).
+    #[cold]
+    #[inline(never)]
     fn grow(&mut self) {
         let cap = self.keys.len() * 2;
         let old_keys = std::mem::replace(&mut self.keys, vec![EMPTY; cap]);
@@ -98,4 +101,53 @@ fn hash(frames: &[u64]) -> (u64, u64) {
     }
     // Never produce the empty marker.
     (a | 1, b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_empty_stack_is_id_zero_and_never_sent() {
+        let mut t = LocalStacks::new();
+        assert_eq!(t.intern(&[]), (0, false));
+    }
+
+    #[test]
+    fn ids_are_dense_and_stable() {
+        let mut t = LocalStacks::new();
+        assert_eq!(t.intern(&[1, 2, 3]), (1, true));
+        assert_eq!(t.intern(&[1, 2]), (2, true));
+        assert_eq!(t.intern(&[3, 2, 1]), (3, true));
+        assert_eq!(t.intern(&[1, 2, 3]), (1, false));
+        assert_eq!(t.intern(&[1, 2]), (2, false));
+    }
+
+    #[test]
+    fn growing_keeps_every_id() {
+        let mut t = LocalStacks::new();
+        let stacks: Vec<Vec<u64>> = (0..5_000u64).map(|i| vec![i, i * 7 + 1, 0x4000]).collect();
+        for (i, s) in stacks.iter().enumerate() {
+            assert_eq!(t.intern(s), (i as u32 + 1, true));
+        }
+        assert!(t.keys.len() >= 2 * stacks.len());
+        for (i, s) in stacks.iter().enumerate() {
+            assert_eq!(t.intern(s), (i as u32 + 1, false));
+        }
+    }
+
+    #[test]
+    fn clear_starts_over() {
+        let mut t = LocalStacks::new();
+        t.intern(&[1]);
+        t.intern(&[2]);
+        t.clear();
+        assert_eq!(t.intern(&[2]), (1, true));
+    }
+
+    #[test]
+    fn hash_is_never_the_empty_marker() {
+        assert_ne!(hash(&[0]), EMPTY);
+        assert_ne!(hash(&[]), EMPTY);
+    }
 }

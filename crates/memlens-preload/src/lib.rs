@@ -12,37 +12,68 @@
 //! - crash-safe: complete chunks reach the file at least every 100 ms.
 //!
 //! Map: `hooks` (the malloc family), `thread`/`registry` (per-thread state),
-//! `ring` (SPSC slots), `stack`/`dwarf` (unwinding), `interning` (stack ids),
-//! `writer`/`ticks`/`output` (the writer thread and the file), `modules`
-//! (the module map), `lifecycle` (start, fork, exec, exit, dlopen, marks),
-//! `real` (the next allocator and the bootstrap arena), `config`, `session`.
+//! `slot` (the 32-byte event slots) and `ring` (the SPSC ring of them),
+//! `stack`/`dwarf` (unwinding), `interning` (stack ids),
+//! `writer`/`ticks`/`output` (the writer thread and the file), `wakeup`
+//! (waking the writer, synchronous flushes), `modules` (the module map),
+//! `lifecycle` (start, fork, exec, exit, dlopen, marks), `real` (the next
+//! allocator and the bootstrap arena), `recording` (the process-wide
+//! switches), `config`, `session`, `locked`.
+//!
+//! The modules form a layered graph without cycles (the unit test in
+//! `module_graph.rs` keeps it so): the entry points (`hooks`, `lifecycle`,
+//! `exec_variadic`) use the machinery, which never calls back into them;
+//! what several layers share lives low (`slot`, `recording`, `wakeup`,
+//! `locked`), and the few upward needs are passed down as values or
+//! callbacks (`thread::create` takes the registration, `lifecycle::start`
+//! the address of our `malloc`).
+//!
+//! Unit tests build the library without its entry points: a test binary
+//! must not interpose its own `malloc`, `exec` or `_exit`, nor start
+//! recording from a constructor. Those are tested by running real programs
+//! under the built library (`crates/memlens/tests`).
+
+// reason: in unit-test builds the entry points are left out (see above), so
+// much of the machinery they drive has no caller there.
+#![cfg_attr(test, allow(dead_code))]
 
 mod clock;
 mod config;
 mod dwarf;
+#[cfg(not(test))]
 mod exec_variadic;
+#[cfg(not(test))]
 mod hooks;
 mod interning;
+#[cfg(not(test))]
 mod lifecycle;
+mod locked;
+#[cfg(test)]
+mod module_graph;
 mod modules;
 mod output;
 mod real;
+mod recording;
 mod registry;
 mod ring;
 mod session;
+mod slot;
 mod stack;
 mod thread;
 mod ticks;
+mod wakeup;
 mod writer;
 
+#[cfg(not(test))]
 use core::alloc::{GlobalAlloc, Layout};
-use core::sync::atomic::{AtomicBool, Ordering};
 
 /// The recorder's own Rust allocations go straight to the real allocator
 /// (never through our hooks), or to the bootstrap arena while resolving.
+#[cfg(not(test))]
 struct RealAllocator;
 
 // SAFETY: forwards to a correct C allocator with matching free.
+#[cfg(not(test))]
 unsafe impl GlobalAlloc for RealAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if real::resolving() {
@@ -82,28 +113,22 @@ unsafe impl GlobalAlloc for RealAllocator {
     }
 }
 
+#[cfg(not(test))]
 #[global_allocator]
 static GLOBAL: RealAllocator = RealAllocator;
 
-static DWARF_MODE: AtomicBool = AtomicBool::new(false);
-
-fn set_unwind_mode(mode: stack::Mode) {
-    DWARF_MODE.store(mode == stack::Mode::Dwarf, Ordering::Relaxed);
+/// The library constructor.
+#[cfg(not(test))]
+extern "C" fn init() {
+    lifecycle::start(hooks::malloc as *const ());
 }
 
-#[inline(always)]
-fn unwind_mode() -> stack::Mode {
-    if DWARF_MODE.load(Ordering::Relaxed) {
-        stack::Mode::Dwarf
-    } else {
-        stack::Mode::FramePointer
-    }
-}
-
+#[cfg(not(test))]
 #[used]
 #[unsafe(link_section = ".init_array")]
-static INIT: extern "C" fn() = lifecycle::init;
+static INIT: extern "C" fn() = init;
 
+#[cfg(not(test))]
 #[used]
 #[unsafe(link_section = ".fini_array")]
 static FINI: extern "C" fn() = lifecycle::fini;

@@ -6,9 +6,9 @@
 use core::ffi::{c_char, c_int, c_void};
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
-use crate::hooks::RECORDING;
+use crate::recording::{self, RECORDING};
 use crate::thread::{self, BUSY};
-use crate::{clock, dwarf, modules, output, real, registry, session, stack, writer};
+use crate::{clock, dwarf, modules, output, real, registry, session, stack, wakeup, writer};
 
 static PID: AtomicU32 = AtomicU32::new(0);
 
@@ -22,10 +22,11 @@ static STARTED: AtomicU32 = AtomicU32::new(0);
 /// Starts recording from the first allocation if the constructor has not
 /// run yet: libraries initialised before ours (libstdc++'s emergency pool)
 /// allocate in their constructors, and those allocations belong in the trace.
+/// `our_malloc` is as for [`start`].
 #[cold]
-pub fn start_early() {
+pub fn start_early(our_malloc: *const ()) {
     if STARTED.load(Ordering::Acquire) == 0 {
-        init();
+        start(our_malloc);
     }
 }
 
@@ -93,7 +94,7 @@ fn start_session(forked: bool, ppid: u32) {
         recorder: concat!("memlens-preload ", env!("CARGO_PKG_VERSION")).into(),
     };
     let w = writer::Writer::new(out, info, raw0, mono0);
-    session::set_writer(w);
+    writer::install(w);
     if writer::spawn() {
         RECORDING.store(true, Ordering::Release);
     } else {
@@ -114,9 +115,11 @@ fn read_cmdline() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The library constructor (also called by the first allocation hook when
-/// that comes first; runs once).
-pub extern "C" fn init() {
+/// Starts recording: the library constructor calls this, or the first
+/// allocation hook when that comes first; it runs once. `our_malloc` is the
+/// `malloc` this library exports: when the program's lookup finds another
+/// one, the trace says so.
+pub fn start(our_malloc: *const ()) {
     if STARTED
         .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
         .is_err()
@@ -130,13 +133,13 @@ pub extern "C" fn init() {
     clock::choose(config.monotonic);
     let scanned = modules::scan();
     if let Some((s, e)) =
-        modules::text_range_containing(&scanned, init as *const () as usize as u64)
+        modules::text_range_containing(&scanned, start as *const () as usize as u64)
     {
         stack::set_self_text(s as usize, e as usize);
     }
     dwarf::publish(&scanned);
-    crate::set_unwind_mode(config.unwind);
-    crate::hooks::set_latency(config.latency);
+    stack::set_mode(config.unwind);
+    recording::set_latency(config.latency);
     for (slot, name) in [
         (&REAL_DLOPEN, c"dlopen"),
         (&REAL_DLCLOSE, c"dlclose"),
@@ -152,7 +155,7 @@ pub extern "C" fn init() {
     // wins the symbol lookup over LD_PRELOAD: detect and say so.
     // SAFETY: dlsym lookup of a NUL-terminated name.
     let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"malloc".as_ptr()) };
-    if !core::ptr::eq(found as *const (), crate::hooks::malloc as *const ()) {
+    if !core::ptr::eq(found as *const (), our_malloc) {
         session::add_warning(
             "the program's malloc is not the one memlens interposes (it is statically linked or defined by the executable); allocations through it are not recorded".into(),
         );
@@ -185,12 +188,16 @@ pub extern "C" fn fini() {
             let f: extern "C" fn() = unsafe { core::mem::transmute(freeres) };
             f();
         }
-        writer::flush_and_wait(Some(writer::END_EXIT));
+        wakeup::flush_and_wait(Some(wakeup::END_EXIT));
         RECORDING.store(false, Ordering::Release);
     }
 }
 
+/// `fork` prepare: takes every lock of the recorder, in the order in which
+/// the writer's round nests them (its own lock first, then the registry's
+/// and the session queues'), so the child inherits none of them mid-use.
 extern "C" fn fork_prepare() {
+    writer::before_fork();
     registry::before_fork();
     session::before_fork();
 }
@@ -198,10 +205,12 @@ extern "C" fn fork_prepare() {
 extern "C" fn fork_parent() {
     session::after_fork_parent();
     registry::after_fork_parent();
+    writer::after_fork_parent();
 }
 
 extern "C" fn fork_child() {
     let parent = PID.load(Ordering::Relaxed);
+    writer::after_fork_child();
     session::after_fork_child();
     let state = thread::current();
     let survivor = if state.is_null() || state == BUSY {
@@ -217,7 +226,7 @@ extern "C" fn fork_child() {
         core::ptr::null_mut()
     };
     registry::after_fork_child(survivor);
-    writer::reset_after_fork();
+    wakeup::reset_after_fork();
     RECORDING.store(false, Ordering::Release);
     let was = thread::current();
     thread::set_current(BUSY);
@@ -229,7 +238,7 @@ extern "C" fn fork_child() {
 #[unsafe(no_mangle)]
 pub extern "C" fn _exit(status: c_int) -> ! {
     if is_our_process() {
-        writer::flush_and_wait(Some(writer::END_UNDERSCORE_EXIT));
+        wakeup::flush_and_wait(Some(wakeup::END_UNDERSCORE_EXIT));
     }
     // SAFETY: exit_group never returns.
     unsafe { libc::syscall(libc::SYS_exit_group, status) };
@@ -251,9 +260,9 @@ fn before_exec() {
         return;
     }
     session::add_mark(clock::now_raw(), gettid(), "exec".into());
-    writer::flush_and_wait(None);
+    wakeup::flush_and_wait(None);
     let pid = PID.load(Ordering::Relaxed);
-    session::with_writer(|w| output::release_claim(session::config(), w.output_mut(), pid));
+    writer::with_writer(|w| output::release_claim(session::config(), w.output_mut(), pid));
 }
 
 macro_rules! forward {
@@ -340,7 +349,7 @@ fn modules_changed() {
         let scanned = modules::scan();
         dwarf::publish(&scanned);
         session::add_module_snapshot(raw, scanned.into_iter().map(|s| s.module).collect());
-        writer::wake();
+        wakeup::wake();
     }
 }
 

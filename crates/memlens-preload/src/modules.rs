@@ -62,6 +62,7 @@ unsafe fn build_id_in(start: usize, len: usize) -> Option<Vec<u8>> {
             // SAFETY: both ranges lie inside the note segment.
             let name = unsafe { core::slice::from_raw_parts(name_at as *const u8, 4) };
             if name == b"GNU\0" {
+                // SAFETY: `desc_at + descsz <= next <= end`: inside the note segment.
                 let desc = unsafe { core::slice::from_raw_parts(desc_at as *const u8, descsz) };
                 return Some(desc.to_vec());
             }

@@ -60,9 +60,10 @@ fn open_new(path: &OsStr, exclusive: bool) -> Result<i32, i32> {
     }
 }
 
-/// The pattern name `<dir>/memlens.<prog>.<pid>.mlens`.
-pub fn pattern_path(config: &Config, pid: u32, suffix: u32) -> OsString {
-    let dir = match (&config.dir, &config.output) {
+/// The directory of the pattern names: `MEMLENS_DIR`, else the directory
+/// of `MEMLENS_OUTPUT`, else the working directory.
+fn pattern_dir(config: &Config) -> OsString {
+    match (&config.dir, &config.output) {
         (Some(d), _) => d.clone(),
         (None, Some(out)) => {
             let b = out.as_bytes();
@@ -72,10 +73,15 @@ pub fn pattern_path(config: &Config, pid: u32, suffix: u32) -> OsString {
             }
         }
         (None, None) => OsString::from("."),
-    };
-    let mut p = dir.into_vec();
+    }
+}
+
+/// `<dir>/memlens.<prog>.<pid>.mlens`, or `….<pid>.<suffix>.mlens` when
+/// `suffix` is not 0.
+fn pattern_name(dir: &OsStr, prog: &OsStr, pid: u32, suffix: u32) -> OsString {
+    let mut p = dir.as_bytes().to_vec();
     p.extend_from_slice(b"/memlens.");
-    p.extend_from_slice(prog_name().as_bytes());
+    p.extend_from_slice(prog.as_bytes());
     p.extend_from_slice(format!(".{pid}").as_bytes());
     if suffix > 0 {
         p.extend_from_slice(format!(".{suffix}").as_bytes());
@@ -84,13 +90,22 @@ pub fn pattern_path(config: &Config, pid: u32, suffix: u32) -> OsString {
     OsString::from_vec(p)
 }
 
+/// The pattern name `<dir>/memlens.<prog>.<pid>.mlens`.
+pub fn pattern_path(config: &Config, pid: u32, suffix: u32) -> OsString {
+    pattern_name(&pattern_dir(config), &prog_name(), pid, suffix)
+}
+
+/// True when process `pid` may write `MEMLENS_OUTPUT`: one was asked for,
+/// this is not a forked child, and no other process of the run has claimed
+/// it (`claimer` is the value of `MEMLENS_CLAIMED`, the claimer's pid).
+fn may_claim(config: &Config, forked: bool, claimer: Option<&str>, pid: u32) -> bool {
+    !forked && config.output.is_some() && claimer.is_none_or(|c| c == pid.to_string())
+}
+
 /// Opens this process's trace file; `forked` is true in a forked child.
 pub fn open(config: &Config, pid: u32, forked: bool) -> Option<Output> {
     let claimer = env(c"MEMLENS_CLAIMED").map(|v| v.to_string_lossy().into_owned());
-    let may_claim = !forked
-        && config.output.is_some()
-        && claimer.as_deref().is_none_or(|c| c == pid.to_string());
-    if may_claim {
+    if may_claim(config, forked, claimer.as_deref(), pid) {
         let path = config.output.clone()?;
         if let Ok(fd) = open_new(&path, false) {
             let value = CString::new(pid.to_string()).ok()?;
@@ -201,4 +216,59 @@ pub fn write_all(fd: i32, mut bytes: &[u8]) -> bool {
         bytes = &bytes[n as usize..];
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(output: Option<&str>, dir: Option<&str>) -> Config {
+        Config::from_vars(|name| match name.to_bytes() {
+            b"MEMLENS_OUTPUT" => output.map(OsString::from),
+            b"MEMLENS_DIR" => dir.map(OsString::from),
+            _ => None,
+        })
+    }
+
+    #[test]
+    fn pattern_dir_prefers_memlens_dir_then_the_output_directory() {
+        let dir = |output, dir| pattern_dir(&config(output, dir));
+        assert_eq!(dir(Some("/o/x.mlens"), Some("/d")), "/d");
+        assert_eq!(dir(Some("/o/p/x.mlens"), None), "/o/p");
+        assert_eq!(dir(Some("/x.mlens"), None), "/");
+        assert_eq!(dir(Some("x.mlens"), None), ".");
+        assert_eq!(dir(Some("rel/x.mlens"), None), "rel");
+        assert_eq!(dir(None, None), ".");
+    }
+
+    #[test]
+    fn pattern_names() {
+        let name = |suffix| pattern_name(OsStr::new("/d"), OsStr::new("prog"), 42, suffix);
+        assert_eq!(name(0), "/d/memlens.prog.42.mlens");
+        assert_eq!(name(3), "/d/memlens.prog.42.3.mlens");
+    }
+
+    #[test]
+    fn pattern_path_names_this_program() {
+        let p = pattern_path(&config(None, Some("/d")), 7, 0);
+        let prog = prog_name();
+        assert!(!prog.is_empty());
+        let mut expected = OsString::from("/d/memlens.");
+        expected.push(&prog);
+        expected.push(".7.mlens");
+        assert_eq!(p, expected);
+    }
+
+    #[test]
+    fn only_the_first_process_claims_the_output() {
+        let with_output = config(Some("/o/x.mlens"), None);
+        assert!(may_claim(&with_output, false, None, 10));
+        // The claimer itself again, after an exec (same pid).
+        assert!(may_claim(&with_output, false, Some("10"), 10));
+        // Another process of the run, and any forked child.
+        assert!(!may_claim(&with_output, false, Some("10"), 11));
+        assert!(!may_claim(&with_output, true, None, 10));
+        // Nothing to claim.
+        assert!(!may_claim(&config(None, Some("/d")), false, None, 10));
+    }
 }

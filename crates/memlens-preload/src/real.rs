@@ -59,19 +59,25 @@ static mut REAL: Real = Real {
 };
 
 unsafe extern "C" fn libc_posix_memalign(out: *mut *mut c_void, align: usize, size: usize) -> i32 {
+    // SAFETY: glibc's memalign takes any alignment and size (it returns null
+    // when it cannot serve them).
     let p = unsafe { __libc_memalign(align, size) };
     if p.is_null() {
         return libc::ENOMEM;
     }
+    // SAFETY: `out` is the caller's out-parameter, valid for a write by
+    // `posix_memalign`'s contract.
     unsafe { *out = p };
     0
 }
 
 unsafe extern "C" fn libc_valloc(size: usize) -> *mut c_void {
+    // SAFETY: glibc's memalign takes any size with a power-of-two alignment.
     unsafe { __libc_memalign(4096, size) }
 }
 
 unsafe extern "C" fn libc_pvalloc(size: usize) -> *mut c_void {
+    // SAFETY: glibc's memalign takes any size with a power-of-two alignment.
     unsafe { __libc_memalign(4096, size.div_ceil(4096).max(1) * 4096) }
 }
 
@@ -103,6 +109,7 @@ pub fn resolved() -> bool {
 }
 
 unsafe fn next(name: &core::ffi::CStr) -> Option<*mut c_void> {
+    // SAFETY: dlsym with a NUL-terminated name.
     let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
     (!p.is_null()).then_some(p)
 }

@@ -6,34 +6,11 @@
 //! a producer never writes a line that another producer touches: there is no
 //! shared writable state on the hot path.
 //!
-//! Slot layout (four `u64` words):
-//! - `ALLOC`:   `[time, addr, size | lat_hi << 48, kind | func << 8 | lat_lo << 16 | local_stack << 32]`
-//! - `FREE`:    `[time, addr, lat, kind]`
-//! - `REALLOC`: `[time, new_addr, size, kind | local_stack << 32]`, then one
-//!   slot `[old_addr, lat, 0, 0]`
-//!
-//! `lat` is the allocator call's duration in raw clock ticks (at most 32
-//! bits; an allocation splits it into 16-bit halves), written only in latency
-//! mode and 0 otherwise; `time` is taken after the call, except for `FREE`.
-//! - `STACK`:   `[0, local_id, depth, kind]`, then `ceil(depth / 4)` slots of
-//!   return addresses, innermost first.
+//! What a slot holds is `slot.rs`'s; the ring only moves slots.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-/// Slot kinds (low byte of word 3).
-pub mod kind {
-    /// An allocation.
-    pub const ALLOC: u64 = 1;
-    /// A free.
-    pub const FREE: u64 = 2;
-    /// A realloc (two slots).
-    pub const REALLOC: u64 = 3;
-    /// A new thread-local stack definition (variable length).
-    pub const STACK: u64 = 4;
-}
-
-/// One slot.
-pub type Slot = [u64; 4];
+use crate::slot::Slot;
 
 /// Ring capacity in slots (a power of two): 1 MiB per thread.
 pub const CAPACITY: u64 = 1 << 15;
@@ -146,5 +123,101 @@ impl Ring {
     /// Consumer: releases every slot before `index`.
     pub fn release(&self, index: u64) {
         self.tail.0.store(index, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A ring that is unmapped when the test ends.
+    struct TestRing(Ring);
+
+    impl Drop for TestRing {
+        fn drop(&mut self) {
+            // SAFETY: the test is done with the ring.
+            unsafe { self.0.unmap() };
+        }
+    }
+
+    fn ring() -> TestRing {
+        TestRing(Ring::new().expect("mmap a ring"))
+    }
+
+    /// Stages and publishes `slots` as the producer does.
+    fn push(ring: &Ring, slots: &[Slot]) {
+        for (i, s) in slots.iter().enumerate() {
+            ring.stage(i as u64, *s);
+        }
+        ring.publish(slots.len() as u64);
+    }
+
+    /// Reads and releases everything published, as the writer does.
+    fn pop_all(ring: &Ring) -> Vec<Slot> {
+        let (tail, head) = ring.readable();
+        let slots = (tail..head).map(|i| ring.read(i)).collect();
+        ring.release(head);
+        slots
+    }
+
+    #[test]
+    fn push_then_pop_in_order() {
+        let r = ring();
+        assert_eq!((r.0.used(), r.0.free_slots()), (0, CAPACITY));
+        push(&r.0, &[[1, 2, 3, 4], [5, 6, 7, 8]]);
+        assert_eq!((r.0.used(), r.0.free_slots()), (2, CAPACITY - 2));
+        assert_eq!(pop_all(&r.0), [[1, 2, 3, 4], [5, 6, 7, 8]]);
+        assert_eq!((r.0.used(), r.0.free_slots()), (0, CAPACITY));
+    }
+
+    #[test]
+    fn staged_slots_stay_invisible_until_published() {
+        let r = ring();
+        r.0.stage(0, [9; 4]);
+        assert_eq!(r.0.readable(), (0, 0));
+        r.0.publish(1);
+        assert_eq!(pop_all(&r.0), [[9; 4]]);
+    }
+
+    #[test]
+    fn fills_exactly_to_capacity() {
+        let r = ring();
+        let slots: Vec<Slot> = (0..CAPACITY).map(|i| [i, 0, 0, 0]).collect();
+        push(&r.0, &slots);
+        assert_eq!(r.0.free_slots(), 0);
+        assert_eq!(pop_all(&r.0), slots);
+    }
+
+    #[test]
+    fn wraps_around_many_times() {
+        let r = ring();
+        // Batches of 7 never divide the capacity, so records straddle the
+        // end of the mapping in every lap.
+        let mut next = 0u64;
+        let mut expected = 0u64;
+        while next < 3 * CAPACITY + 5 {
+            let batch: Vec<Slot> = (next..next + 7).map(|i| [i, !i, i ^ 0x55, i + 1]).collect();
+            push(&r.0, &batch);
+            next += 7;
+            if r.0.free_slots() < 7 || next.is_multiple_of(3) {
+                for s in pop_all(&r.0) {
+                    assert_eq!(s, [expected, !expected, expected ^ 0x55, expected + 1]);
+                    expected += 1;
+                }
+            }
+        }
+        expected += pop_all(&r.0).len() as u64;
+        assert_eq!(expected, next);
+        assert_eq!(r.0.readable().0, next);
+    }
+
+    #[test]
+    fn reset_drops_unread_slots() {
+        let r = ring();
+        push(&r.0, &[[1; 4], [2; 4]]);
+        r.0.reset();
+        assert_eq!(r.0.used(), 0);
+        push(&r.0, &[[3; 4]]);
+        assert_eq!(pop_all(&r.0), [[3; 4]]);
     }
 }

@@ -10,6 +10,7 @@
 //! `--unwind dwarf` every step is a DWARF step.
 
 use core::arch::asm;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::dwarf;
 
@@ -20,7 +21,7 @@ pub const MAX_DEPTH: usize = 64;
 /// `[lo, hi)` and `a` is 8-byte aligned. Written without `a + len`, which
 /// wraps for garbage such as a frame pointer of −16 and would let it pass.
 #[inline(always)]
-pub fn readable(a: usize, len: usize, lo: usize, hi: usize) -> bool {
+fn readable(a: usize, len: usize, lo: usize, hi: usize) -> bool {
     a >= lo && a <= hi.saturating_sub(len) && a & 7 == 0
 }
 
@@ -76,12 +77,30 @@ impl StackCache {
 }
 
 /// How stacks are captured.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Mode {
     /// Frame pointers, with DWARF steps through frames known to lack them.
     FramePointer,
     /// DWARF CFI for every frame.
     Dwarf,
+}
+
+/// The mode of this process ([`Mode::Dwarf`] when set), chosen at start-up.
+static DWARF_MODE: AtomicBool = AtomicBool::new(false);
+
+/// Sets the unwinding mode (start-up only).
+pub fn set_mode(mode: Mode) {
+    DWARF_MODE.store(mode == Mode::Dwarf, Ordering::Relaxed);
+}
+
+/// The unwinding mode chosen at start-up.
+#[inline(always)]
+pub fn mode() -> Mode {
+    if DWARF_MODE.load(Ordering::Relaxed) {
+        Mode::Dwarf
+    } else {
+        Mode::FramePointer
+    }
 }
 
 /// The recorder's own code range, skipped at the top of every stack.
@@ -119,6 +138,14 @@ pub fn capture(
         asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags));
     }
     let in_stack = |a: usize| readable(a, 16, stack_lo, stack_hi);
+    let mut read_stack = |addr: u64| -> Result<u64, ()> {
+        let a = addr as usize;
+        if !readable(a, 8, stack_lo, stack_hi) {
+            return Err(());
+        }
+        // SAFETY: bounds-checked against this thread's stack.
+        Ok(unsafe { *(a as *const u64) })
+    };
     let mut n = 0;
     // Walk our own frames (they all have frame pointers) until the first
     // return address outside the recorder: that is the allocation's caller.
@@ -163,7 +190,7 @@ pub fn capture(
                 }
                 let use_dwarf = mode == Mode::Dwarf || code == dwarf::Code::NoFramePointers;
                 let step = if use_dwarf {
-                    dwarf::step(cache, ip, sp_now, bp_now, stack_lo, stack_hi)
+                    dwarf::step(cache, ip, sp_now, bp_now, &mut read_stack)
                 } else {
                     None
                 };

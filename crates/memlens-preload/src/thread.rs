@@ -17,9 +17,10 @@ use core::cell::Cell;
 use core::ffi::c_void;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use crate::dwarf;
 use crate::interning::LocalStacks;
 use crate::ring::Ring;
+use crate::stack::StackCache;
+use crate::{dwarf, wakeup};
 
 /// The key value meaning "do not record this thread".
 pub const BUSY: *mut c_void = core::ptr::without_provenance_mut(1);
@@ -44,7 +45,7 @@ pub struct ThreadState {
     /// DWARF unwind rule cache.
     pub dwarf_cache: core::cell::UnsafeCell<dwarf::Cache>,
     /// The previous stack, for reuse of unchanged outer frames.
-    pub stack_cache: core::cell::UnsafeCell<crate::stack::StackCache>,
+    pub stack_cache: core::cell::UnsafeCell<StackCache>,
     /// Head position at which the writer was last woken.
     pub last_wake: Cell<u64>,
     /// Set by the key destructor: the writer retires the state once drained.
@@ -109,10 +110,11 @@ fn stack_bounds() -> (usize, usize) {
     }
 }
 
-/// Creates, registers and returns the calling thread's state, or null when
-/// it cannot (out of memory). The key must read null on entry.
+/// Creates the calling thread's state, hands it to `register` (which makes
+/// it known to the writer) before the thread can record into it, and returns
+/// it; null when it cannot (out of memory). The key must read null on entry.
 #[cold]
-pub fn create() -> *mut ThreadState {
+pub fn create(register: impl FnOnce(*mut ThreadState)) -> *mut ThreadState {
     set_current(BUSY);
     let Some(ring) = Ring::new() else {
         return core::ptr::null_mut();
@@ -128,12 +130,12 @@ pub fn create() -> *mut ThreadState {
         stack_hi,
         stacks: core::cell::UnsafeCell::new(LocalStacks::new()),
         dwarf_cache: core::cell::UnsafeCell::new(dwarf::Cache::new_in()),
-        stack_cache: core::cell::UnsafeCell::new(crate::stack::StackCache::new()),
+        stack_cache: core::cell::UnsafeCell::new(StackCache::new()),
         last_wake: Cell::new(0),
         exited: AtomicBool::new(false),
         exit_name: core::cell::UnsafeCell::new([0; 16]),
     }));
-    crate::registry::register(state);
+    register(state);
     set_current(state.cast());
     state
 }
@@ -158,5 +160,5 @@ unsafe extern "C" fn on_thread_exit(value: *mut c_void) {
         );
     }
     state.exited.store(true, Ordering::Release);
-    crate::writer::wake();
+    wakeup::wake();
 }

@@ -74,3 +74,74 @@ impl TickConverter {
         self.convert(to).saturating_sub(self.convert(from))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monotonic_raw_values_are_nanoseconds_since_start() {
+        let mut c = TickConverter::new(false, 0, 1_000);
+        assert_eq!(c.convert(1_000), 0);
+        assert_eq!(c.convert(5_000), 4_000);
+        // Before the start clamps to 0; calibration never applies.
+        assert_eq!(c.convert(10), 0);
+        assert!(!c.calibrate(10_000_000, 10_000_000));
+        assert_eq!(c.span(2_000, 1_500), 0);
+        assert_eq!(c.span(1_500, 2_000), 500);
+    }
+
+    #[test]
+    fn tsc_calibrates_to_the_measured_rate() {
+        // A 2 GHz counter: 2 ticks per nanosecond.
+        let (raw0, mono0) = (1_000_000, 50);
+        let mut c = TickConverter::new(true, raw0, mono0);
+        // Too early (under 2 ms) or not after the start: no new segment.
+        assert!(!c.calibrate(raw0 + 2_000_000, mono0 + 1_000_000));
+        assert!(!c.calibrate(raw0, mono0 + 5_000_000));
+        assert!(c.calibrate(raw0 + 4_000_000, mono0 + 2_000_000));
+        // The first segment assumed 1 GHz; from here 2 ticks are 1 ns.
+        let ns = c.convert(raw0 + 4_000_000);
+        assert_eq!(ns, 4_000_000);
+        assert_eq!(c.convert(raw0 + 4_002_000), ns + 1_000);
+        assert_eq!(c.span(raw0 + 9_000_000, raw0 + 9_000_200), 100);
+        // The next calibration waits until the elapsed time has doubled.
+        assert!(!c.calibrate(raw0 + 9_000_000, mono0 + 3_000_000));
+        assert!(c.calibrate(raw0 + 12_000_000, mono0 + 4_000_000));
+    }
+
+    #[test]
+    fn conversion_is_monotonic_and_continuous_across_segments() {
+        let (raw0, mono0) = (0, 0);
+        let mut c = TickConverter::new(true, raw0, mono0);
+        // A clock whose rate drifts between calibrations (2.0, then 2.5 and
+        // 1.5 ticks per ns on average since the start).
+        for (raw, mono) in [
+            (4_000_000, 2_000_000),
+            (10_000_000, 4_000_000),
+            (12_000_000, 8_000_000),
+        ] {
+            let before = c.convert(raw);
+            assert!(c.calibrate(raw, mono));
+            // A new segment starts where the old map was: no jump.
+            assert_eq!(c.convert(raw), before);
+        }
+        let mut last = 0;
+        for raw in (0..20_000_000).step_by(997) {
+            let ns = c.convert(raw);
+            assert!(ns >= last, "{raw}: {ns} < {last}");
+            last = ns;
+        }
+    }
+
+    #[test]
+    fn old_ticks_use_the_segment_they_fall_in() {
+        let mut c = TickConverter::new(true, 0, 0);
+        assert!(c.calibrate(4_000_000, 2_000_000));
+        let early = c.convert(1_000_000);
+        assert!(c.calibrate(20_000_000, 4_000_000));
+        // Converting a value from before the newer segment gives the same
+        // answer as before that segment existed.
+        assert_eq!(c.convert(1_000_000), early);
+    }
+}

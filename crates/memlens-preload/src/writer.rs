@@ -10,94 +10,48 @@
 //! flush and wait (bounded) for the answer.
 
 use core::ffi::c_void;
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::Ordering;
 use rustc_hash::FxHashMap as HashMap;
 
 use memlens_trace::format::ChunkKind;
-use memlens_trace::{AllocFn, ChunkBuilder, Event, Meta, Module};
+use memlens_trace::{ChunkBuilder, Event, Meta, Module};
 
+use crate::locked::Locked;
 use crate::output::{self, Output};
-use crate::ring::kind;
+use crate::slot::{Decoder, Record};
+use crate::stack::MAX_DEPTH;
 use crate::thread::{self, BUSY, ThreadState};
 use crate::ticks::TickConverter;
-use crate::{clock, modules, registry, session};
+use crate::{clock, modules, recording, registry, session, wakeup};
 
-/// Futex word producers bump to wake the writer.
-static WAKE: AtomicU32 = AtomicU32::new(0);
-/// Flush requests (generation numbers) and the last one completed.
-static FLUSH_REQ: AtomicU32 = AtomicU32::new(0);
-static FLUSH_DONE: AtomicU32 = AtomicU32::new(0);
-/// Set with a flush request when the trace must end after it.
-static END_REQUESTED: AtomicBool = AtomicBool::new(false);
-static END_HOW: AtomicU32 = AtomicU32::new(0);
+/// The writer, behind a mutex that the writer thread holds for one round at
+/// a time; `exec` (to rename the trace) and `fork` (so the child never
+/// inherits it mid-round) take it too. The allocation hot path never does.
+static WRITER: Locked<Option<Writer>> = Locked::new(None);
 
-fn futex_wake(word: &AtomicU32) {
-    // SAFETY: FUTEX_WAKE on a valid aligned u32.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-            i32::MAX,
-        );
-    }
+/// Installs the writer.
+pub fn install(w: Writer) {
+    WRITER.with(|slot| *slot = Some(w));
 }
 
-fn futex_wait(word: &AtomicU32, seen: u32, ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as i64,
-        tv_nsec: (ns % 1_000_000_000) as i64,
-    };
-    // SAFETY: FUTEX_WAIT on a valid aligned u32 with a relative timeout.
-    unsafe {
-        libc::syscall(
-            libc::SYS_futex,
-            word.as_ptr(),
-            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-            seen,
-            &ts as *const libc::timespec,
-        );
-    }
+/// Runs `f` on the writer, if there is one.
+pub fn with_writer<R>(f: impl FnOnce(&mut Writer) -> R) -> Option<R> {
+    WRITER.with(|slot| slot.as_mut().map(f))
 }
 
-/// Wakes the writer (producers call this rarely: when a ring fills up).
-pub fn wake() {
-    WAKE.fetch_add(1, Ordering::Release);
-    futex_wake(&WAKE);
+/// `fork` prepare: hold the writer's lock (waiting for a round to end).
+pub fn before_fork() {
+    WRITER.lock();
 }
 
-/// A producer whose ring is full waits a little for the writer.
-pub fn wait_briefly() {
-    let seen = FLUSH_DONE.load(Ordering::Acquire);
-    futex_wait(&FLUSH_DONE, seen, 200_000);
+/// `fork`, parent side.
+pub fn after_fork_parent() {
+    WRITER.unlock();
 }
 
-/// How the trace ended, for the End record.
-pub const END_EXIT: u32 = 1;
-/// `_exit` was called.
-pub const END_UNDERSCORE_EXIT: u32 = 2;
-
-/// Asks the writer to write everything recorded so far and waits for it
-/// (at most two seconds, so a wedged writer can never hang the program).
-/// With `end`, the trace is finished with an End record.
-pub fn flush_and_wait(end: Option<u32>) {
-    if let Some(how) = end {
-        END_HOW.store(how, Ordering::Relaxed);
-        END_REQUESTED.store(true, Ordering::Release);
-    }
-    let generation = FLUSH_REQ.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
-    let deadline = clock::monotonic_ns() + 2_000_000_000;
-    loop {
-        wake();
-        let done = FLUSH_DONE.load(Ordering::Acquire);
-        if done.wrapping_sub(generation) as i32 >= 0 {
-            return;
-        }
-        if clock::monotonic_ns() > deadline {
-            return;
-        }
-        futex_wait(&FLUSH_DONE, done, 20_000_000);
-    }
+/// `fork`, child side: the parent's writer is not ours.
+pub fn after_fork_child() {
+    WRITER.reset(None);
 }
 
 struct ThreadOut {
@@ -128,6 +82,8 @@ pub struct Writer {
     failed: bool,
     /// Slots carry allocator latencies (`MEMLENS_LATENCY=1`).
     latency: bool,
+    /// Reads the rings' slots back (in the hooks' latency mode).
+    decoder: Decoder,
 }
 
 /// Event chunks close at 1 MiB of columns: larger chunks compress better
@@ -162,6 +118,7 @@ impl Writer {
             ended: false,
             failed: false,
             latency: cfg.latency,
+            decoder: Decoder::new(cfg.latency, MAX_DEPTH),
         };
         let header = memlens_trace::header::header_bytes();
         w.failed = !output::write_all(w.out.fd, &header);
@@ -236,7 +193,7 @@ impl Writer {
     fn drain(&mut self, state_ptr: *mut ThreadState) {
         // SAFETY: states stay allocated until the writer itself retires them.
         let state = unsafe { &*state_ptr };
-        let (mut i, head) = state.ring.readable();
+        let (i, head) = state.ring.readable();
         if i == head {
             return;
         }
@@ -263,98 +220,72 @@ impl Writer {
         let Some(mut t) = self.threads.remove(&key) else {
             return;
         };
-        while i < head {
-            let slot = state.ring.read(i);
-            i += 1;
-            let k = slot[3] & 0xff;
-            match k {
-                kind::STACK => {
-                    let local = slot[1] as usize;
-                    let depth = (slot[2] as usize).min(crate::stack::MAX_DEPTH);
-                    self.frames.clear();
-                    let mut left = depth;
-                    while left > 0 && i < head {
-                        let s = state.ring.read(i);
-                        i += 1;
-                        let take = left.min(4);
-                        self.frames.extend_from_slice(&s[..take]);
-                        left -= take;
-                    }
-                    let frames = std::mem::take(&mut self.frames);
+        let mut slots = (i..head).map(|index| state.ring.read(index));
+        let mut frames = std::mem::take(&mut self.frames);
+        while let Some(record) = self.decoder.decode(&mut slots, &mut frames) {
+            let stack = |local: u32| t.local_to_global.get(local as usize).copied().unwrap_or(0);
+            let tid = t.tid;
+            let event = match record {
+                Record::Stack { local_id } => {
                     let global = self.intern(&frames);
-                    self.frames = frames;
+                    let local = local_id as usize;
                     if t.local_to_global.len() <= local {
                         t.local_to_global.resize(local + 1, 0);
                     }
                     t.local_to_global[local] = global;
+                    continue;
                 }
-                kind::ALLOC | kind::FREE | kind::REALLOC => {
-                    let time = self.ticks.convert(slot[0]);
-                    let stack =
-                        |local: u64| t.local_to_global.get(local as usize).copied().unwrap_or(0);
-                    let tid = t.tid;
-                    // Latency in ticks and the raw interval it covers
-                    // (allocations end at `time`, frees start there).
-                    let (event, lat) = match k {
-                        kind::ALLOC => {
-                            let (size, lat) = if self.latency {
-                                let hi = slot[2] >> crate::hooks::SIZE_BITS;
-                                let lo = (slot[3] >> 16) & 0xffff;
-                                (
-                                    slot[2] & ((1 << crate::hooks::SIZE_BITS) - 1),
-                                    hi << 16 | lo,
-                                )
-                            } else {
-                                (slot[2], 0)
-                            };
-                            let event = Event::Alloc {
-                                t: time,
-                                tid,
-                                addr: slot[1],
-                                size,
-                                stack: stack(slot[3] >> 32),
-                                func: AllocFn::from_code(((slot[3] >> 8) & 0xff) as u8)
-                                    .unwrap_or(AllocFn::Malloc),
-                            };
-                            (event, (slot[0].saturating_sub(lat), slot[0]))
-                        }
-                        kind::FREE => {
-                            let event = Event::Free {
-                                t: time,
-                                tid,
-                                addr: slot[1],
-                            };
-                            (event, (slot[0], slot[0].saturating_add(slot[2])))
-                        }
-                        _ => {
-                            let second = if i < head { state.ring.read(i) } else { [0; 4] };
-                            i += 1;
-                            let event = Event::Realloc {
-                                t: time,
-                                tid,
-                                old_addr: second[0],
-                                new_addr: slot[1],
-                                size: slot[2],
-                                stack: stack(slot[3] >> 32),
-                            };
-                            (event, (slot[0].saturating_sub(second[1]), slot[0]))
-                        }
-                    };
-                    if self.latency {
-                        let ns = self.ticks.span(lat.0, lat.1);
-                        let ns = ns.min(u64::from(memlens_trace::columns::MAX_LATENCY_NS)) as u32;
-                        t.builder.event_with_latency(&event, Some(ns));
-                    } else {
-                        t.builder.event(&event);
-                    }
-                    written += 1;
-                    if written.is_multiple_of(256) && t.builder.len() >= CHUNK_BYTES {
-                        t.builder.finish(&mut self.framed, self.compressor.as_mut());
-                    }
+                Record::Unknown => continue,
+                Record::Alloc {
+                    time,
+                    addr,
+                    size,
+                    func,
+                    stack: local,
+                    ..
+                } => Event::Alloc {
+                    t: self.ticks.convert(time),
+                    tid,
+                    addr,
+                    size,
+                    stack: stack(local),
+                    func,
+                },
+                Record::Free { time, addr, .. } => Event::Free {
+                    t: self.ticks.convert(time),
+                    tid,
+                    addr,
+                },
+                Record::Realloc {
+                    time,
+                    old_addr,
+                    new_addr,
+                    size,
+                    stack: local,
+                    ..
+                } => Event::Realloc {
+                    t: self.ticks.convert(time),
+                    tid,
+                    old_addr,
+                    new_addr,
+                    size,
+                    stack: stack(local),
+                },
+            };
+            match record.call_interval() {
+                Some((start, end)) if self.latency => {
+                    let ns = self.ticks.span(start, end);
+                    let ns = ns.min(u64::from(memlens_trace::columns::MAX_LATENCY_NS)) as u32;
+                    t.builder.event_with_latency(&event, Some(ns));
                 }
-                _ => {}
+                _ => t.builder.event(&event),
+            }
+            written += 1;
+            if written.is_multiple_of(256) && t.builder.len() >= CHUNK_BYTES {
+                t.builder.finish(&mut self.framed, self.compressor.as_mut());
             }
         }
+        self.frames = frames;
         state.ring.release(head);
         if t.builder.len() >= CHUNK_BYTES {
             t.builder.finish(&mut self.framed, self.compressor.as_mut());
@@ -452,9 +383,7 @@ impl Writer {
                 let (_, head) = ring.readable();
                 ring.release(head);
             }
-            let req = FLUSH_REQ.load(Ordering::Acquire);
-            FLUSH_DONE.store(req, Ordering::Release);
-            futex_wake(&FLUSH_DONE);
+            wakeup::complete_flush(wakeup::flush_requested());
             return;
         }
         let raw = clock::now_raw();
@@ -467,7 +396,7 @@ impl Writer {
             let t = self.ticks.convert(raw);
             self.apply_modules(t, map);
         }
-        let req = FLUSH_REQ.load(Ordering::Acquire);
+        let req = wakeup::flush_requested();
         registry::snapshot(&mut self.states);
         let states = std::mem::take(&mut self.states);
         for &s in &states {
@@ -483,7 +412,7 @@ impl Writer {
                 message: warning,
             });
         }
-        let dropped = crate::hooks::take_dropped();
+        let dropped = recording::take_dropped();
         if dropped > 0 {
             let t = self.now_ns();
             self.process.meta(&Meta::Warning {
@@ -494,13 +423,16 @@ impl Writer {
             });
         }
         let flush_due = mono.saturating_sub(self.last_flush) >= self.flush_ns;
-        let requested = FLUSH_DONE.load(Ordering::Acquire) != req;
+        let requested = wakeup::flush_pending(req);
         if flush_due || requested || self.process.len() >= CHUNK_BYTES {
-            if requested && END_REQUESTED.load(Ordering::Acquire) && !self.ended {
+            if requested
+                && let Some(how) = wakeup::end_requested()
+                && !self.ended
+            {
                 self.ended = true;
                 let t = self.now_ns();
-                let how = match END_HOW.load(Ordering::Relaxed) {
-                    END_UNDERSCORE_EXIT => "_exit",
+                let how = match how {
+                    wakeup::END_UNDERSCORE_EXIT => "_exit",
                     _ => "exit",
                 };
                 self.process.meta(&Meta::End { t, how: how.into() });
@@ -508,8 +440,7 @@ impl Writer {
             self.flush_all();
         }
         if requested {
-            FLUSH_DONE.store(req, Ordering::Release);
-            futex_wake(&FLUSH_DONE);
+            wakeup::complete_flush(req);
         }
     }
 
@@ -572,11 +503,11 @@ pub extern "C" fn writer_main(_arg: *mut c_void) -> *mut c_void {
         );
     }
     loop {
-        let seen = WAKE.load(Ordering::Acquire);
-        session::with_writer(|w| w.round());
-        let pending = FLUSH_REQ.load(Ordering::Acquire) != FLUSH_DONE.load(Ordering::Acquire);
-        if !pending && WAKE.load(Ordering::Acquire) == seen {
-            futex_wait(&WAKE, seen, 10_000_000);
+        let seen = wakeup::wake_count();
+        with_writer(|w| w.round());
+        let pending = wakeup::flush_pending(wakeup::flush_requested());
+        if !pending && wakeup::wake_count() == seen {
+            wakeup::sleep(seen, 10_000_000);
         }
     }
 }
@@ -593,12 +524,4 @@ pub fn spawn() -> bool {
         libc::pthread_attr_destroy(&mut attr);
         r == 0
     }
-}
-
-/// Resets the cross-thread words in a forked child (its writer is new).
-pub fn reset_after_fork() {
-    WAKE.store(0, Ordering::Relaxed);
-    FLUSH_REQ.store(0, Ordering::Relaxed);
-    FLUSH_DONE.store(0, Ordering::Relaxed);
-    END_REQUESTED.store(false, Ordering::Relaxed);
 }

@@ -1,0 +1,527 @@
+//! The ring slot: the fixed 32-byte unit in which a recording thread hands
+//! its events to the writer thread, and the only place that knows its layout.
+//!
+//! The hooks build slots with the `encode_*` functions (always inlined: each
+//! is the handful of shifts and ors the hooks need, and the latency fields
+//! fold away when latency is off) and publish them to the thread's ring; the
+//! writer reads them back with [`Decoder`]. Slots never leave the process, so
+//! the layout can change freely; the trace format is `memlens-trace`'s.
+//!
+//! A slot is four `u64` words. The low byte of word 3 is the record's kind.
+//! A record is one slot, or a first slot and the continuation slots it
+//! announces (published together, so the writer never sees half a record):
+//!
+//! ```text
+//!             word 0     word 1     word 2                       word 3
+//! bits        0‥64       0‥64       0‥48     48‥64               0‥8  8‥16  16‥32               32‥64
+//! ALLOC       time       addr       size     latency ≫ 16 ᴸ      1    func  latency & 0xffff ᴸ  stack
+//! FREE        time       addr       latency (whole word)         2    0     0                   0
+//! REALLOC     time       new addr   size (whole word)            3    0     0                   stack
+//!  + 1 slot   old addr   latency    0                            0 (whole word)
+//! STACK       0          local id   depth                        4    0     0                   0
+//!  + ⌈depth/4⌉ slots: frames 4k, 4k + 1, 4k + 2, 4k + 3 in words 0‥3 (k = 0, 1, …)
+//! ```
+//!
+//! - `time` is the raw clock (TSC ticks or monotonic nanoseconds) read after
+//!   the real call, except for `FREE`, where it is read before: an address
+//!   is always freed before another thread can be handed it again.
+//! - `latency` is the allocator call's duration in raw ticks, at most
+//!   [`MAX_LATENCY_TICKS`]; it is written only in latency mode and is 0
+//!   otherwise. The fields marked ᴸ exist only in latency mode: there an
+//!   `ALLOC`'s size keeps its low [`SIZE_BITS`] bits (sizes of successful
+//!   allocations are smaller than the address space) and the latency is split
+//!   into 16-bit halves; without latency the size takes the whole word.
+//!   The writer must therefore decode in the mode the hooks encoded in.
+//! - `func` is the [`AllocFn`] code; `stack` and `local id` are the thread's
+//!   own stack ids (0 means no stack), which the writer maps to global ids.
+//! - A `STACK` record's frames are return addresses, innermost first, four per
+//!   continuation slot; unused words of the last slot are 0.
+
+use memlens_trace::AllocFn;
+
+/// One slot: four words.
+pub type Slot = [u64; 4];
+
+/// Slot kinds (low byte of word 3).
+mod kind {
+    /// An allocation.
+    pub const ALLOC: u64 = 1;
+    /// A free.
+    pub const FREE: u64 = 2;
+    /// A realloc (two slots).
+    pub const REALLOC: u64 = 3;
+    /// A new thread-local stack definition (variable length).
+    pub const STACK: u64 = 4;
+}
+
+/// Bits of an `ALLOC` size in latency mode; the word's top 16 bits hold the
+/// high half of the latency.
+pub const SIZE_BITS: u32 = 48;
+
+/// The largest `ALLOC` size latency mode keeps (larger sizes are clamped).
+const MAX_TIMED_SIZE: u64 = (1 << SIZE_BITS) - 1;
+
+/// Ticks of the longest latency a slot holds (32 bits: over a second).
+pub const MAX_LATENCY_TICKS: u64 = u32::MAX as u64;
+
+/// Frames per continuation slot of a `STACK` record.
+const FRAMES_PER_SLOT: usize = 4;
+
+/// Slots a `STACK` record of `depth` frames takes, the first included.
+pub const fn stack_slots(depth: usize) -> usize {
+    1 + depth.div_ceil(FRAMES_PER_SLOT)
+}
+
+/// An allocation that returned `addr` at raw time `time`, with stack `stack`
+/// and, when `LATENCY`, the call's duration (at most [`MAX_LATENCY_TICKS`]).
+/// Without `LATENCY` the `latency` argument is ignored.
+#[inline(always)]
+pub fn encode_alloc<const LATENCY: bool>(
+    time: u64,
+    addr: u64,
+    size: u64,
+    func: AllocFn,
+    stack: u32,
+    latency: u64,
+) -> Slot {
+    let (size_word, latency_low) = if LATENCY {
+        (
+            size.min(MAX_TIMED_SIZE) | (latency >> 16) << SIZE_BITS,
+            latency & 0xffff,
+        )
+    } else {
+        (size, 0)
+    };
+    [
+        time,
+        addr,
+        size_word,
+        kind::ALLOC | (func as u64) << 8 | latency_low << 16 | u64::from(stack) << 32,
+    ]
+}
+
+/// A free of `addr` at raw time `time` (before the call) that took `latency`
+/// ticks (0 without latency mode).
+#[inline(always)]
+pub fn encode_free(time: u64, addr: u64, latency: u64) -> Slot {
+    [time, addr, latency, kind::FREE]
+}
+
+/// A realloc of `old_addr` that returned `new_addr` at raw time `time`.
+#[inline(always)]
+pub fn encode_realloc(
+    time: u64,
+    old_addr: u64,
+    new_addr: u64,
+    size: u64,
+    stack: u32,
+    latency: u64,
+) -> [Slot; 2] {
+    [
+        [time, new_addr, size, kind::REALLOC | u64::from(stack) << 32],
+        [old_addr, latency, 0, 0],
+    ]
+}
+
+/// Writes the `STACK` record defining local stack `local_id` as `frames`
+/// (innermost first) into `out`, which must hold at least
+/// [`stack_slots`]`(frames.len())` slots; returns how many it wrote.
+#[inline(always)]
+pub fn encode_stack(local_id: u32, frames: &[u64], out: &mut [Slot]) -> usize {
+    out[0] = [0, u64::from(local_id), frames.len() as u64, kind::STACK];
+    for (slot, chunk) in out[1..].iter_mut().zip(frames.chunks(FRAMES_PER_SLOT)) {
+        *slot = [0; 4];
+        slot[..chunk.len()].copy_from_slice(chunk);
+    }
+    stack_slots(frames.len())
+}
+
+/// A record as the writer reads it back. Times and latencies are raw ticks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Record {
+    /// An allocation.
+    Alloc {
+        time: u64,
+        addr: u64,
+        size: u64,
+        func: AllocFn,
+        stack: u32,
+        latency: u64,
+    },
+    /// A free.
+    Free { time: u64, addr: u64, latency: u64 },
+    /// A realloc.
+    Realloc {
+        time: u64,
+        old_addr: u64,
+        new_addr: u64,
+        size: u64,
+        stack: u32,
+        latency: u64,
+    },
+    /// A new local stack, whose frames the decoder put in its caller's buffer.
+    Stack { local_id: u32 },
+    /// A slot of a kind this decoder does not know (skipped).
+    Unknown,
+}
+
+impl Record {
+    /// The raw interval the allocator call took, `(start, end)`: an
+    /// allocation's time is its end, a free's its start.
+    pub fn call_interval(&self) -> Option<(u64, u64)> {
+        match *self {
+            Record::Alloc { time, latency, .. } | Record::Realloc { time, latency, .. } => {
+                Some((time.saturating_sub(latency), time))
+            }
+            Record::Free { time, latency, .. } => Some((time, time.saturating_add(latency))),
+            Record::Stack { .. } | Record::Unknown => None,
+        }
+    }
+}
+
+/// Reads records back from a ring's slots.
+pub struct Decoder {
+    /// The hooks encoded in latency mode.
+    latency: bool,
+    /// The most frames a `STACK` record may carry; longer ones are cut.
+    max_depth: usize,
+}
+
+impl Decoder {
+    /// A decoder for slots encoded with (or without) latency, for stacks of
+    /// at most `max_depth` frames.
+    pub fn new(latency: bool, max_depth: usize) -> Self {
+        Decoder { latency, max_depth }
+    }
+
+    /// Decodes the record that starts at the next slot of `slots`, taking
+    /// its continuation slots too; a `STACK` record's frames replace the
+    /// contents of `frames`. `None` once `slots` is exhausted. A record cut
+    /// short by the end of `slots` (which publishing whole records rules out)
+    /// reads as if padded with zeros.
+    #[inline]
+    pub fn decode(
+        &self,
+        slots: &mut impl Iterator<Item = Slot>,
+        frames: &mut Vec<u64>,
+    ) -> Option<Record> {
+        let [w0, w1, w2, w3] = slots.next()?;
+        let stack = (w3 >> 32) as u32;
+        Some(match w3 & 0xff {
+            kind::ALLOC => {
+                let (size, latency) = if self.latency {
+                    (
+                        w2 & MAX_TIMED_SIZE,
+                        (w2 >> SIZE_BITS) << 16 | (w3 >> 16) & 0xffff,
+                    )
+                } else {
+                    (w2, 0)
+                };
+                Record::Alloc {
+                    time: w0,
+                    addr: w1,
+                    size,
+                    func: AllocFn::from_code((w3 >> 8) as u8).unwrap_or(AllocFn::Malloc),
+                    stack,
+                    latency,
+                }
+            }
+            kind::FREE => Record::Free {
+                time: w0,
+                addr: w1,
+                latency: w2,
+            },
+            kind::REALLOC => {
+                let [old_addr, latency, _, _] = slots.next().unwrap_or([0; 4]);
+                Record::Realloc {
+                    time: w0,
+                    old_addr,
+                    new_addr: w1,
+                    size: w2,
+                    stack,
+                    latency,
+                }
+            }
+            kind::STACK => {
+                frames.clear();
+                let mut left = (w2 as usize).min(self.max_depth);
+                while left > 0 {
+                    let Some(s) = slots.next() else { break };
+                    let take = left.min(FRAMES_PER_SLOT);
+                    frames.extend_from_slice(&s[..take]);
+                    left -= take;
+                }
+                Record::Stack {
+                    local_id: w1 as u32,
+                }
+            }
+            _ => Record::Unknown,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small xorshift generator: the loops below want many varied values,
+    /// reproducibly, without a dependency.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            let mut x = self.0;
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            self.0 = x;
+            x
+        }
+
+        /// A value with a random number of significant bits, so small and
+        /// boundary values come up as often as huge ones.
+        fn any(&mut self) -> u64 {
+            let bits = self.next() % 65;
+            match bits {
+                0 => 0,
+                64 => self.next(),
+                b => self.next() & ((1 << b) - 1),
+            }
+        }
+    }
+
+    fn decode_all(decoder: &Decoder, slots: &[Slot]) -> (Vec<Record>, Vec<Vec<u64>>) {
+        let mut it = slots.iter().copied();
+        let mut frames = Vec::new();
+        let (mut records, mut stacks) = (Vec::new(), Vec::new());
+        while let Some(r) = decoder.decode(&mut it, &mut frames) {
+            if let Record::Stack { .. } = r {
+                stacks.push(frames.clone());
+            }
+            records.push(r);
+        }
+        (records, stacks)
+    }
+
+    #[test]
+    fn slots_are_32_bytes() {
+        assert_eq!(core::mem::size_of::<Slot>(), 32);
+    }
+
+    #[test]
+    fn alloc_round_trip_without_latency_keeps_the_whole_size() {
+        let slot = encode_alloc::<false>(7, 0x1000, u64::MAX, AllocFn::Calloc, 9, 12345);
+        let (records, _) = decode_all(&Decoder::new(false, 64), &[slot]);
+        assert_eq!(
+            records,
+            [Record::Alloc {
+                time: 7,
+                addr: 0x1000,
+                size: u64::MAX,
+                func: AllocFn::Calloc,
+                stack: 9,
+                latency: 0,
+            }]
+        );
+    }
+
+    #[test]
+    fn alloc_with_latency_splits_and_rejoins_it() {
+        let slot = encode_alloc::<true>(
+            100,
+            0x2000,
+            48,
+            AllocFn::Pvalloc,
+            u32::MAX,
+            MAX_LATENCY_TICKS,
+        );
+        let (records, _) = decode_all(&Decoder::new(true, 64), &[slot]);
+        assert_eq!(
+            records,
+            [Record::Alloc {
+                time: 100,
+                addr: 0x2000,
+                size: 48,
+                func: AllocFn::Pvalloc,
+                stack: u32::MAX,
+                latency: MAX_LATENCY_TICKS,
+            }]
+        );
+        assert_eq!(
+            records[0].call_interval(),
+            Some((100u64.saturating_sub(MAX_LATENCY_TICKS), 100))
+        );
+    }
+
+    #[test]
+    fn oversized_alloc_is_clamped_in_latency_mode() {
+        let slot = encode_alloc::<true>(1, 2, u64::MAX, AllocFn::Malloc, 0, 3);
+        let (records, _) = decode_all(&Decoder::new(true, 64), &[slot]);
+        let Record::Alloc { size, latency, .. } = records[0] else {
+            panic!("not an allocation: {records:?}");
+        };
+        assert_eq!((size, latency), (MAX_TIMED_SIZE, 3));
+    }
+
+    #[test]
+    fn unknown_function_code_reads_as_malloc() {
+        let mut slot = encode_alloc::<false>(1, 2, 3, AllocFn::Malloc, 4, 0);
+        slot[3] |= 0xee << 8;
+        let (records, _) = decode_all(&Decoder::new(false, 64), &[slot]);
+        assert!(matches!(
+            records[0],
+            Record::Alloc {
+                func: AllocFn::Malloc,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn free_interval_starts_at_its_time() {
+        let (records, _) = decode_all(&Decoder::new(true, 64), &[encode_free(50, 8, 5)]);
+        assert_eq!(
+            records,
+            [Record::Free {
+                time: 50,
+                addr: 8,
+                latency: 5
+            }]
+        );
+        assert_eq!(records[0].call_interval(), Some((50, 55)));
+    }
+
+    #[test]
+    fn stack_round_trip_at_every_depth() {
+        let decoder = Decoder::new(false, 64);
+        for depth in 0..=64usize {
+            let frames: Vec<u64> = (0..depth as u64).map(|i| 0x4000 + i).collect();
+            let mut out = [[u64::MAX; 4]; stack_slots(64)];
+            let n = encode_stack(depth as u32 + 1, &frames, &mut out);
+            assert_eq!(n, 1 + depth.div_ceil(4));
+            // Padding words are zero, not left over.
+            assert!(out[1..n].iter().flatten().skip(depth).all(|&w| w == 0));
+            let (records, stacks) = decode_all(&decoder, &out[..n]);
+            assert_eq!(
+                records,
+                [Record::Stack {
+                    local_id: depth as u32 + 1
+                }]
+            );
+            assert_eq!(stacks, [frames]);
+        }
+    }
+
+    #[test]
+    fn stacks_deeper_than_the_decoder_allows_are_cut() {
+        let frames: Vec<u64> = (1..=10).collect();
+        let mut out = [[0; 4]; stack_slots(10)];
+        let n = encode_stack(1, &frames, &mut out);
+        let (_, stacks) = decode_all(&Decoder::new(false, 6), &out[..n]);
+        assert_eq!(stacks, [vec![1, 2, 3, 4, 5, 6]]);
+    }
+
+    #[test]
+    fn a_realloc_cut_short_reads_as_zero_padded() {
+        let [first, _] = encode_realloc(9, 1, 2, 3, 4, 5);
+        let (records, _) = decode_all(&Decoder::new(false, 64), &[first]);
+        assert_eq!(
+            records,
+            [Record::Realloc {
+                time: 9,
+                old_addr: 0,
+                new_addr: 2,
+                size: 3,
+                stack: 4,
+                latency: 0,
+            }]
+        );
+    }
+
+    #[test]
+    fn unknown_kinds_are_skipped_one_slot_at_a_time() {
+        let slots = [[1, 2, 3, 0x77], encode_free(1, 2, 0)];
+        let (records, _) = decode_all(&Decoder::new(false, 64), &slots);
+        assert_eq!(records[0], Record::Unknown);
+        assert!(matches!(records[1], Record::Free { .. }));
+    }
+
+    /// Random records of every kind, in both modes, written back to back as
+    /// a ring holds them, decode to exactly what was encoded.
+    #[test]
+    fn random_streams_round_trip() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for latency_mode in [false, true] {
+            let decoder = Decoder::new(latency_mode, 64);
+            for _ in 0..2_000 {
+                let mut slots = Vec::new();
+                let mut expected = Vec::new();
+                let mut expected_stacks = Vec::new();
+                for _ in 0..rng.next() % 16 {
+                    let (time, addr, stack) = (rng.any(), rng.any(), rng.any() as u32);
+                    let latency = if latency_mode {
+                        rng.any() & MAX_LATENCY_TICKS
+                    } else {
+                        0
+                    };
+                    match rng.next() % 4 {
+                        0 => {
+                            let func = AllocFn::ALL[(rng.next() % 7) as usize];
+                            let size = if latency_mode {
+                                rng.any() & MAX_TIMED_SIZE
+                            } else {
+                                rng.any()
+                            };
+                            slots.push(if latency_mode {
+                                encode_alloc::<true>(time, addr, size, func, stack, latency)
+                            } else {
+                                encode_alloc::<false>(time, addr, size, func, stack, latency)
+                            });
+                            expected.push(Record::Alloc {
+                                time,
+                                addr,
+                                size,
+                                func,
+                                stack,
+                                latency,
+                            });
+                        }
+                        1 => {
+                            slots.push(encode_free(time, addr, latency));
+                            expected.push(Record::Free {
+                                time,
+                                addr,
+                                latency,
+                            });
+                        }
+                        2 => {
+                            let (old_addr, size) = (rng.any(), rng.any());
+                            slots
+                                .extend(encode_realloc(time, old_addr, addr, size, stack, latency));
+                            expected.push(Record::Realloc {
+                                time,
+                                old_addr,
+                                new_addr: addr,
+                                size,
+                                stack,
+                                latency,
+                            });
+                        }
+                        _ => {
+                            let frames: Vec<u64> =
+                                (0..rng.next() % 65).map(|_| rng.any()).collect();
+                            let mut out = [[0; 4]; stack_slots(64)];
+                            let n = encode_stack(stack, &frames, &mut out);
+                            slots.extend_from_slice(&out[..n]);
+                            expected.push(Record::Stack { local_id: stack });
+                            expected_stacks.push(frames);
+                        }
+                    }
+                }
+                let (records, stacks) = decode_all(&decoder, &slots);
+                assert_eq!(records, expected);
+                assert_eq!(stacks, expected_stacks);
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! The futex words between the program's threads and the writer thread:
+//! waking the writer, asking it for a synchronous flush (and, at exit, for
+//! the end of the trace) and waiting, bounded, for its answer.
+//!
+//! Producers only ever call [`wake`] (rarely: when a ring fills up) and
+//! [`wait_briefly`] (when one is full); `exit`, `_exit` and `exec` call
+//! [`flush_and_wait`]. The writer's side is the rest. Nothing here locks.
+
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use crate::clock;
+
+/// Futex word producers bump to wake the writer.
+static WAKE: AtomicU32 = AtomicU32::new(0);
+/// Flush requests (generation numbers) and the last one completed.
+static FLUSH_REQ: AtomicU32 = AtomicU32::new(0);
+static FLUSH_DONE: AtomicU32 = AtomicU32::new(0);
+/// Set with a flush request when the trace must end after it.
+static END_REQUESTED: AtomicBool = AtomicBool::new(false);
+static END_HOW: AtomicU32 = AtomicU32::new(0);
+
+/// How the trace ended, for the End record: `exit` was called.
+pub const END_EXIT: u32 = 1;
+/// `_exit` was called.
+pub const END_UNDERSCORE_EXIT: u32 = 2;
+
+fn futex_wake(word: &AtomicU32) {
+    // SAFETY: FUTEX_WAKE on a valid aligned u32.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            i32::MAX,
+        );
+    }
+}
+
+fn futex_wait(word: &AtomicU32, seen: u32, ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as i64,
+        tv_nsec: (ns % 1_000_000_000) as i64,
+    };
+    // SAFETY: FUTEX_WAIT on a valid aligned u32 with a relative timeout.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            seen,
+            &ts as *const libc::timespec,
+        );
+    }
+}
+
+/// Wakes the writer (producers call this rarely: when a ring fills up).
+pub fn wake() {
+    WAKE.fetch_add(1, Ordering::Release);
+    futex_wake(&WAKE);
+}
+
+/// A producer whose ring is full waits a little for the writer.
+pub fn wait_briefly() {
+    let seen = FLUSH_DONE.load(Ordering::Acquire);
+    futex_wait(&FLUSH_DONE, seen, 200_000);
+}
+
+/// Asks the writer to write everything recorded so far and waits for it
+/// (at most two seconds, so a wedged writer can never hang the program).
+/// With `end` ([`END_EXIT`] or [`END_UNDERSCORE_EXIT`]), the trace is
+/// finished with an End record.
+pub fn flush_and_wait(end: Option<u32>) {
+    if let Some(how) = end {
+        END_HOW.store(how, Ordering::Relaxed);
+        END_REQUESTED.store(true, Ordering::Release);
+    }
+    let generation = FLUSH_REQ.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
+    let deadline = clock::monotonic_ns() + 2_000_000_000;
+    loop {
+        wake();
+        let done = FLUSH_DONE.load(Ordering::Acquire);
+        if done.wrapping_sub(generation) as i32 >= 0 {
+            return;
+        }
+        if clock::monotonic_ns() > deadline {
+            return;
+        }
+        futex_wait(&FLUSH_DONE, done, 20_000_000);
+    }
+}
+
+/// Writer: the wake-up count, to pass to [`sleep`] after a round.
+pub fn wake_count() -> u32 {
+    WAKE.load(Ordering::Acquire)
+}
+
+/// Writer: sleeps up to `ns` unless woken since it read `seen` from
+/// [`wake_count`].
+pub fn sleep(seen: u32, ns: u64) {
+    futex_wait(&WAKE, seen, ns);
+}
+
+/// Writer: the newest flush request.
+pub fn flush_requested() -> u32 {
+    FLUSH_REQ.load(Ordering::Acquire)
+}
+
+/// Writer: true while `request` (from [`flush_requested`]) is unanswered.
+pub fn flush_pending(request: u32) -> bool {
+    FLUSH_DONE.load(Ordering::Acquire) != request
+}
+
+/// Writer: answers every flush request up to `request`.
+pub fn complete_flush(request: u32) {
+    FLUSH_DONE.store(request, Ordering::Release);
+    futex_wake(&FLUSH_DONE);
+}
+
+/// Writer: how the trace must end ([`END_EXIT`] or [`END_UNDERSCORE_EXIT`]),
+/// if a flush request asked for the end.
+pub fn end_requested() -> Option<u32> {
+    END_REQUESTED
+        .load(Ordering::Acquire)
+        .then(|| END_HOW.load(Ordering::Relaxed))
+}
+
+/// Resets the words in a forked child (its writer is new).
+pub fn reset_after_fork() {
+    WAKE.store(0, Ordering::Relaxed);
+    FLUSH_REQ.store(0, Ordering::Relaxed);
+    FLUSH_DONE.store(0, Ordering::Relaxed);
+    END_REQUESTED.store(false, Ordering::Relaxed);
+}

@@ -1,7 +1,8 @@
 // Synthetic reports: the real report's page and metadata with generated trees whose
 // sizes change at every snapshot time, so each time step moves every node. By default
 // about 500 nodes (8 × 8 × 7 below the root), for the frame-rate measurement; a wider
-// fan-out makes trees too large for SVG, drawn on a canvas.
+// fan-out makes trees too large for SVG, drawn on a canvas. The report holds the heap
+// lens's answers under the keys the page asks by (`heap/meta`, `heap/tree?…`).
 
 /** The default fan-out per level: 1 + 8 + 64 + 448 = 521 nodes. */
 export const FANOUT_500 = [8, 8, 7];
@@ -14,11 +15,20 @@ export function withData(html, data) {
   return html.replace(element, () => `<script id="memlens-data" type="application/json">${json}</script>`);
 }
 
+/** The key of an embedded answer (the page's `answerKey`). */
+function answerKey(route, params) {
+  const names = Object.keys(params).sort();
+  return `${route}?${new URLSearchParams(names.map((k) => [k, String(params[k])]))}`;
+}
+
+const json = (value) => ({ type: "application/json; charset=utf-8", json: value });
+
 /** Report data like `base` (a real report's data) with synthetic ~500-node trees. */
 export function syntheticReport(base, times = 8, fanout = FANOUT_500) {
-  const by = base.meta.default_classifiers.join(",");
-  const start = base.meta.run.start_ns;
-  const end = base.meta.run.end_ns;
+  const meta = base.answers["heap/meta"].json;
+  const by = meta.default_classifiers.join(",");
+  const start = meta.run.start_ns;
+  const end = meta.run.end_ns;
   const timesNs = Array.from({ length: times }, (_, i) => Math.round(start + ((end - start) * (i + 1)) / times));
   const tree = (k) => build([], 0, k);
   function build(path, level, k) {
@@ -46,25 +56,17 @@ export function syntheticReport(base, times = 8, fanout = FANOUT_500) {
     };
   }
   const trees = timesNs.map((t, k) => ({ time_ns: t, root: tree(k) }));
-  return {
-    ...base,
-    meta: {
-      ...base.meta,
-      snapshots: timesNs.map((t) => ({ time_ns: t, kind: "point", label: "" })),
-    },
-    growth: [{ by, doc: { suspects: [] } }],
-    trees: [
-      {
-        by,
-        metric: "bytes",
-        sort: "growth",
-        response: {
-          doc: { classifiers: base.meta.default_classifiers, times_ns: timesNs, metric: "bytes", sort: "growth", trees },
-          totals: trees.map((t) => ({ time_ns: t.time_ns, bytes: t.root.bytes, objects: t.root.objects })),
-        },
-      },
-    ],
-  };
+  // The real heap answers give way to the synthetic ones.
+  const answers = Object.fromEntries(Object.entries(base.answers).filter(([key]) => !key.startsWith("heap/")));
+  answers["heap/meta"] = json({ ...meta, snapshots: timesNs.map((t) => ({ time_ns: t, kind: "point", label: "" })) });
+  const timeline = Object.keys(base.answers).find((key) => key.startsWith("heap/timeline"));
+  answers[timeline] = base.answers[timeline];
+  answers[answerKey("heap/growth", { by, top: 20 })] = json({ by, doc: { suspects: [] } });
+  answers[answerKey("heap/tree", { by, metric: "bytes", sort: "growth", times: "" })] = json({
+    doc: { classifiers: meta.default_classifiers, times_ns: timesNs, metric: "bytes", sort: "growth", trees },
+    totals: trees.map((t) => ({ time_ns: t.time_ns, bytes: t.root.bytes, objects: t.root.objects })),
+  });
+  return { ...base, answers };
 }
 
 /** The number of nodes of one synthetic tree. */

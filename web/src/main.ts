@@ -7,12 +7,13 @@ import "./alloc/index";
 import "./cache/index";
 import { startShell } from "./app/shell";
 import { pickSource } from "./data/source";
+import type { Meta } from "./data/types";
 
 async function main(): Promise<void> {
   const app = document.getElementById("app")!;
   try {
     const source = pickSource(document, window.location);
-    const meta = await source.meta();
+    const meta = await source.json<Meta>("meta");
     document.title = `memlens · ${meta.program.split(" ")[0]?.split("/").pop() || meta.trace}`;
     await startShell(app, source, meta);
     document.body.dataset.ready = "1";

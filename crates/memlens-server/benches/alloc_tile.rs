@@ -55,7 +55,13 @@ fn generate(blocks: u64) -> AllocModel {
     });
     let threads: Vec<_> = (0..4).map(|i| b.thread(p, 1 + i, "")).collect();
     let sites: Vec<_> = (0..300)
-        .map(|i| b.site(&format!("site_{i} (bench.c:{i})")))
+        .map(|i| {
+            b.site(&memlens_vocab::Site::at(
+                &format!("site_{i}"),
+                "bench.c",
+                i as u32,
+            ))
+        })
         .collect();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     // Per class: free slots (LIFO) and the next fresh slot.

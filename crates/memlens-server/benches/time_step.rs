@@ -1,6 +1,6 @@
 //! How long the viewer waits for the data of one time-travel step (DESIGN §8: ≤ 50 ms
 //! for a 10 M-allocation trace), measured on a generated model through the same
-//! [`Engine`] calls the API makes, JSON included.
+//! [`Engine`] calls the heap lens makes, JSON included.
 //!
 //! The model is deterministic (xorshift, fixed seed): 10 M allocations by 300
 //! functions over 2 000 stacks and 8 threads, sizes log-uniform in 16 B–64 KiB; 85 %
@@ -20,8 +20,9 @@ use std::time::{Duration, Instant};
 use memlens_heap::{
     AllocKind, FrameInfo, HeapModel, HeapModelBuilder, Metric, SortStrategy, StackId,
 };
-use memlens_server::request::{ClassifierList, GrowthRequest, TimelineRequest, TreeRequest};
-use memlens_server::{Engine, EngineOptions, RunInfo};
+use memlens_server::heap::request::{ClassifierList, GrowthRequest, TimelineRequest, TreeRequest};
+use memlens_server::protocol::to_json;
+use memlens_server::{Engine, EngineOptions};
 
 const SPACING_NS: u64 = 1_000;
 /// The budget for one step's data.
@@ -39,12 +40,7 @@ fn main() {
         model.len(),
         started.elapsed()
     );
-    let info = RunInfo {
-        program: "generated".into(),
-        pid: None,
-        trace_name: "generated.mlens".into(),
-    };
-    let (engine, took) = timed(|| Engine::new(&model, &info, EngineOptions::default()));
+    let (engine, took) = timed(|| Engine::new(&model, EngineOptions::default()));
     let mut engine = engine.expect("default options are valid");
     println!(
         "engine start (snapshot times): {took:.2?}, {} snapshot times",
@@ -68,18 +64,25 @@ fn measure_steps(engine: &mut Engine<'_>, model: &HeapModel, chain: &str) {
         path: None,
         depth: None,
     };
-    let (first, took) = timed(|| engine.tree(&request(Vec::new())).map(|j| j.len()));
+    let first_request = request(Vec::new());
+    let (first, took) = timed(|| engine.tree(&first_request).map(|a| to_json(&a).len()));
     println!(
         "first tree request (builds the series over every snapshot time): {took:.2?}, {} KiB of JSON",
         first.expect("the default tree") / 1024
     );
-    let (_, took) = timed(|| engine.timeline(TimelineRequest { points: 600 }));
+    let (_, took) = timed(|| {
+        engine
+            .timeline(TimelineRequest { points: 600 })
+            .map(|t| to_json(t).len())
+    });
     println!("timeline, 600 buckets: {took:.2?}");
     let (_, took) = timed(|| {
-        engine.growth(&GrowthRequest {
-            by: by.clone(),
-            top: 20,
-        })
+        engine
+            .growth(&GrowthRequest {
+                by: by.clone(),
+                top: 20,
+            })
+            .map(|g| to_json(&g).len())
     });
     println!("growth ranking: {took:.2?}");
 
@@ -87,7 +90,8 @@ fn measure_steps(engine: &mut Engine<'_>, model: &HeapModel, chain: &str) {
     let mut cached = Vec::new();
     let mut nodes = 0;
     for &t in &snapshot_times {
-        let (json, took) = timed(|| engine.tree(&request(vec![t])).unwrap());
+        let step = request(vec![t]);
+        let (json, took) = timed(|| to_json(&engine.tree(&step).unwrap()));
         nodes = nodes.max(json.matches("\"key\"").count());
         cached.push(took);
     }
@@ -97,7 +101,8 @@ fn measure_steps(engine: &mut Engine<'_>, model: &HeapModel, chain: &str) {
     for i in 0..40u64 {
         // Times between the snapshot points, spread over the run.
         let t = end / 41 * (i + 1) + 12_345;
-        let (_, took) = timed(|| engine.tree(&request(vec![t])).unwrap());
+        let step = request(vec![t]);
+        let (_, took) = timed(|| to_json(&engine.tree(&step).unwrap()));
         fresh.push(took);
         // What the server runs after sending each answer, before the next request.
         let (worked, took) = timed(|| engine.maintain().unwrap());
@@ -164,6 +169,7 @@ fn generate(allocations: u64) -> HeapModel {
                 line: i,
                 module: &format!("/usr/lib/libmodule{}.so", i % 3),
                 inlined_into: None,
+                kind: memlens_vocab::FrameKind::User,
             })
         })
         .collect();

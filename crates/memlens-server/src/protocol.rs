@@ -1,25 +1,34 @@
-//! The viewer's JSON wire forms. The engine's results stay plain types; this module
-//! alone decides how they look on the wire (memory trees and suspects reuse the heap
-//! engine's own documents, [`memlens_heap::protocol`]).
+//! The viewer's JSON wire forms: the viewer's own (`api/meta`, the report's data) and
+//! the heap lens's (`api/heap/…`; the other lenses keep theirs in their `wire.rs`). The
+//! engine's results stay plain types; this module alone decides how they look on the
+//! wire (memory trees and suspects reuse the heap engine's own documents,
+//! [`memlens_heap::protocol`], embedded as they are).
 //!
 //! | endpoint | document |
 //! |---|---|
-//! | `api/meta` | `{"version","program","pid","trace","run":{"start_ns","end_ns"},"stats":{…},"marks":[{"time_ns","name"}],"threads":[{"tid","name"}],"classifiers":[{"name","title","summary"}],"default_classifiers":[…],"snapshots":[{"time_ns","kind","label"}],"lenses":[{"id","title","question"}],"notes":[…]}` |
-//! | `api/timeline` | `{"window":{"start_ns","end_ns"},"peak":{"time_ns","bytes","objects"},"buckets":{"start_ns":[…],"end_ns":[…],"min_bytes":[…],"max_bytes":[…],"last_bytes":[…],"min_objects":[…],"max_objects":[…],"last_objects":[…]}}` (columns) |
-//! | `api/tree` | `{"doc":<memlens tree JSON of the requested times>,"totals":[{"time_ns","bytes","objects"}],"drill":{"requested":[…],"path":[…],"found"}}`; `totals` covers every time of the series, `drill` is present when a path was asked for |
-//! | `api/growth` | `{"by":"site,thread","doc":<the memlens growth --json document>}` |
-//! | report data | `{"version","meta","timeline","growth":[<api/growth document>],"trees":[{"by","metric","sort","response"}]}`, each `response` an `api/tree` document over every snapshot time |
+//! | `api/meta` | `{"version","program","pid","trace","lenses":[{"id","title","question"}],"notes":[…]}` |
+//! | `api/heap/meta` | `{"run":{"start_ns","end_ns"},"stats":{…},"marks":[{"time_ns","name"}],"threads":[{"tid","name"}],"classifiers":[{"name","title","summary"}],"default_classifiers":[…],"snapshots":[{"time_ns","kind","label"}],"notes":[…]}` |
+//! | `api/heap/timeline` | `{"window":{"start_ns","end_ns"},"peak":{"time_ns","bytes","objects"},"buckets":{"start_ns":[…],"end_ns":[…],"min_bytes":[…],"max_bytes":[…],"last_bytes":[…],"min_objects":[…],"max_objects":[…],"last_objects":[…]}}` (columns) |
+//! | `api/heap/tree` | `{"doc":<memlens tree JSON of the requested times>,"totals":[{"time_ns","bytes","objects"}],"drill":{"requested":[…],"path":[…],"found"}}`; `totals` covers every time of the series, `drill` is present when a path was asked for |
+//! | `api/heap/growth` | `{"by":"site,thread","doc":<the memlens growth --json document>}` |
+//! | report data | `{"meta":<api/meta>,"answers":{"<lens>/<route>?<query>":{"type","json"\|"base64"}}}` ([`ReportWire`]) |
 //!
 //! Times are nanoseconds since the process started; sizes are bytes.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
+use serde_json::value::RawValue;
+use ts_rs::TS;
 
 /// The version of these documents; a report records it so that a newer viewer can
-/// read older reports.
-pub const VERSION: u32 = 1;
+/// read older reports. Version 2 moved the heap lens under `api/heap/` and made the
+/// report's data the answers of every lens.
+pub const VERSION: u32 = 2;
 
-/// `api/meta`.
-#[derive(Serialize)]
+/// `api/meta`: the run and the lenses; each lens's own data comes from its routes.
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
 pub struct MetaWire<'a> {
     /// [`VERSION`].
     pub version: u32,
@@ -30,6 +39,18 @@ pub struct MetaWire<'a> {
     /// The trace's file name (never a directory: the page learns nothing about the
     /// file system).
     pub trace: &'a str,
+    /// The lenses this viewer has data for, in tab order; the page shows only these.
+    pub lenses: Vec<LensWire>,
+    /// Things the user should know about the viewer as a whole, one sentence each
+    /// (a report names the answers it could not embed).
+    pub notes: Vec<String>,
+}
+
+/// `api/heap/meta`: the heap lens's run, totals, marks, threads, classifiers and
+/// snapshot times.
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
+pub struct HeapMetaWire<'a> {
     /// The recorded run.
     pub run: WindowWire,
     /// Totals over the run.
@@ -44,14 +65,13 @@ pub struct MetaWire<'a> {
     pub default_classifiers: Vec<&'a str>,
     /// The snapshot times, sorted.
     pub snapshots: Vec<SnapshotWire<'a>>,
-    /// The lenses this viewer has data for; the page shows only these.
-    pub lenses: Vec<LensWire>,
     /// Things the user should know about the data (repaired events), one sentence each.
     pub notes: Vec<String>,
 }
 
 /// A time window.
-#[derive(Serialize, Clone, Copy)]
+#[derive(Serialize, TS, Clone, Copy)]
+#[ts(export_to = "viewer.ts")]
 pub struct WindowWire {
     /// First instant.
     pub start_ns: u64,
@@ -60,7 +80,8 @@ pub struct WindowWire {
 }
 
 /// Run totals.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
 pub struct StatsWire {
     /// Allocations recorded.
     pub allocations: u64,
@@ -81,7 +102,8 @@ pub struct StatsWire {
 }
 
 /// A mark.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
 pub struct MarkWire<'a> {
     /// When.
     pub time_ns: u64,
@@ -90,7 +112,8 @@ pub struct MarkWire<'a> {
 }
 
 /// A thread.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
 pub struct ThreadWire<'a> {
     /// The operating-system thread id.
     pub tid: u64,
@@ -99,7 +122,8 @@ pub struct ThreadWire<'a> {
 }
 
 /// A classifier the user can add to the list.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
 pub struct ClassifierWire {
     /// The name used in `by`.
     pub name: &'static str,
@@ -110,18 +134,21 @@ pub struct ClassifierWire {
 }
 
 /// A snapshot time.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
 pub struct SnapshotWire<'a> {
     /// When.
     pub time_ns: u64,
     /// `start`, `point`, `mark`, `peak` or `dip`.
+    #[ts(type = r#""start" | "point" | "mark" | "peak" | "dip""#)]
     pub kind: &'static str,
     /// The mark's name, `peak`, … or empty.
     pub label: &'a str,
 }
 
 /// A lens the page may show.
-#[derive(Serialize, Debug, Clone, PartialEq, Eq)]
+#[derive(Serialize, TS, Debug, Clone, PartialEq, Eq)]
+#[ts(export_to = "viewer.ts")]
 pub struct LensWire {
     /// The id the page's lens registry knows it by.
     pub id: &'static str,
@@ -132,7 +159,8 @@ pub struct LensWire {
 }
 
 /// `api/timeline`, in columns.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
 pub struct TimelineWire {
     /// The window the buckets cover.
     pub window: WindowWire,
@@ -143,7 +171,8 @@ pub struct TimelineWire {
 }
 
 /// A point of the heap curve.
-#[derive(Serialize, Clone, Copy)]
+#[derive(Serialize, TS, Clone, Copy)]
+#[ts(export_to = "viewer.ts")]
 pub struct PointWire {
     /// When.
     pub time_ns: u64,
@@ -154,7 +183,8 @@ pub struct PointWire {
 }
 
 /// Timeline buckets as columns.
-#[derive(Serialize, Default)]
+#[derive(Serialize, TS, Default)]
+#[ts(export_to = "viewer.ts")]
 pub struct BucketColumns {
     /// First nanosecond of each bucket.
     pub start_ns: Vec<u64>,
@@ -175,7 +205,8 @@ pub struct BucketColumns {
 }
 
 /// How a drill-down path was resolved.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
 pub struct DrillWire<'a> {
     /// The path asked for.
     pub requested: &'a [String],
@@ -184,6 +215,72 @@ pub struct DrillWire<'a> {
     pub path: &'a [String],
     /// Whether the requested node itself was returned.
     pub found: bool,
+}
+
+/// `api/heap/tree`.
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
+pub struct TreeAnswerWire<'a> {
+    /// The memory trees of the requested times: the heap engine's `memlens tree
+    /// --json` document, as it wrote it.
+    #[ts(as = "memlens_heap::protocol::TreesWire<'static>")]
+    pub doc: Box<RawValue>,
+    /// The heap at every time of the series.
+    pub totals: Vec<PointWire>,
+    /// How the drill-down path was resolved, when one was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub drill: Option<DrillWire<'a>>,
+}
+
+/// `api/heap/growth`.
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
+pub struct GrowthAnswerWire {
+    /// The classifier list, e.g. `site,thread`.
+    pub by: String,
+    /// The heap engine's `memlens growth --json` document, as it wrote it.
+    #[ts(as = "memlens_heap::protocol::SuspectsWire<'static>")]
+    pub doc: Box<RawValue>,
+}
+
+/// The data a report embeds: the viewer's meta and the answers of every lens, keyed
+/// by `<lens>/<route>`, then `?` and the query when there is one, its pairs sorted by
+/// name and written as `application/x-www-form-urlencoded` (the page's `URLSearchParams`
+/// writes the same text).
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
+pub struct ReportWire<'a> {
+    /// What `api/meta` answers.
+    pub meta: MetaWire<'a>,
+    /// The answers, by key.
+    pub answers: BTreeMap<String, EmbeddedAnswerWire>,
+}
+
+/// One embedded answer: a JSON document as it is, anything else (PNG images, binary
+/// columns) in base64.
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
+pub struct EmbeddedAnswerWire {
+    /// The answer's media type, as the server's `Content-Type`.
+    #[serde(rename = "type")]
+    pub content_type: &'static str,
+    /// The JSON document, for JSON answers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "unknown")]
+    pub json: Option<Box<RawValue>>,
+    /// The bytes in standard base64 with padding, for the others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub base64: Option<String>,
+}
+
+/// An API error: the one sentence the page shows (any lens, any route).
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
+pub struct ErrorWire {
+    /// What went wrong, naming the argument at fault.
+    pub error: String,
 }
 
 /// Serializes a wire value; these types always serialize.

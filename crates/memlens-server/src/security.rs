@@ -9,6 +9,8 @@
 
 use std::net::IpAddr;
 
+use subtle::ConstantTimeEq;
+
 /// Random bytes in a token.
 const TOKEN_BYTES: usize = 20;
 
@@ -19,31 +21,17 @@ pub fn generate_token() -> Result<String, getrandom::Error> {
     Ok(base32(&bytes))
 }
 
+/// `bytes` in RFC 4648 base32 without padding, lowercase (URLs read better that way).
 fn base32(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
-    let mut out = String::with_capacity(bytes.len() * 8 / 5 + 1);
-    let (mut buffer, mut bits) = (0u32, 0u32);
-    for &b in bytes {
-        buffer = (buffer << 8) | u32::from(b);
-        bits += 8;
-        while bits >= 5 {
-            bits -= 5;
-            out.push(ALPHABET[((buffer >> bits) & 31) as usize] as char);
-        }
-    }
-    if bits > 0 {
-        out.push(ALPHABET[((buffer << (5 - bits)) & 31) as usize] as char);
-    }
-    out
+    data_encoding::BASE32_NOPAD
+        .encode(bytes)
+        .to_ascii_lowercase()
 }
 
 /// Whether `candidate` equals `token`, in time independent of where they differ.
 pub fn token_matches(candidate: &str, token: &str) -> bool {
-    let (a, b) = (candidate.as_bytes(), token.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    // Slices of different lengths differ at once; a token's length is no secret.
+    candidate.as_bytes().ct_eq(token.as_bytes()).into()
 }
 
 /// The `Host` header values the server accepts.

@@ -1,14 +1,15 @@
 //! The HTTP side: binding, the routes under the token, and the checks every request
 //! passes before it reaches a route.
 //!
-//! Every request goes through one handler, in this order: only `GET` and `HEAD`
-//! (405); a URI of at most [`MAX_URI_BYTES`] (414) and no body (413); a `Host` header
-//! that names this machine (403, see [`security`](crate::security)); the token as the
-//! first path segment (403). Under the token, `/` is the page and `api/meta`,
-//! `api/timeline`, `api/tree` and `api/growth` are the heap lens's API, and
-//! `api/<id>/…` goes to the other lens with that id ([`LensApi`]); anything else is 404.
-//! Headers are bounded by hyper's limits. Responses are never cached and never send a
-//! referrer, so the token does not leak into other sites' logs.
+//! The checks are one middleware ([`guard`]) around every route and the fallback, in
+//! this order: only `GET` and `HEAD` (405); a URI of at most [`MAX_URI_BYTES`] (414)
+//! and no body (413); a `Host` header that names this machine (403, see
+//! [`security`](crate::security)); the token as the first path segment (403). It also
+//! gives every response its common headers. Under the token, `/` is the page,
+//! `api/meta` the viewer's meta document, and `api/<id>/…` goes to the lens with that
+//! id ([`LensApi`]) on a blocking thread; anything else is 404. Headers are bounded by
+//! hyper's limits. Responses are never cached and never send a referrer, so the token
+//! does not leak into other sites' logs.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -17,21 +18,21 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Query, Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, Uri, header};
+use axum::middleware::{self, Next};
 use axum::response::Response;
-use memlens_heap::HeapModel;
+use axum::routing::get;
 
 use crate::assets::INDEX_HTML;
-use crate::engine::EngineOptions;
 use crate::error::{ApiError, ServeError};
-use crate::lens_api::LensApi;
-use crate::request::{
-    ClassifierList, GrowthRequest, MAX_QUERY_BYTES, TimelineRequest, TreeRequest,
-};
+use crate::lens_api::{JSON, LensApi, viewer_meta};
+use crate::protocol::{ErrorWire, to_json};
 use crate::run_info::RunInfo;
 use crate::security::{HostPolicy, generate_token, token_matches};
-use crate::worker::EngineHandle;
+
+/// The longest query string the API reads, in bytes.
+pub const MAX_QUERY_BYTES: usize = 8 * 1024;
 
 /// The longest request URI served, in bytes.
 pub const MAX_URI_BYTES: usize = MAX_QUERY_BYTES + 1024;
@@ -50,16 +51,13 @@ pub struct ViewerConfig {
     pub port: u16,
     /// The user's explicit consent to listen on a non-loopback address.
     pub allow_remote: bool,
-    /// The engine's defaults.
-    pub engine: EngineOptions,
 }
 
 struct AppState {
     token: String,
     hosts: HostPolicy,
-    engine: EngineHandle,
+    /// `api/meta`, serialized once.
     meta: String,
-    default_by: String,
     lenses: Vec<Arc<dyn LensApi>>,
 }
 
@@ -72,16 +70,13 @@ pub struct Viewer {
 }
 
 impl Viewer {
-    /// Checks the address, binds it, starts the engine and warms its caches in the
-    /// background. The model lives as long as the process. `lenses` are the other
-    /// lenses with data in this trace, in tab order after heap evolution.
+    /// Checks the address and binds it. `lenses` are the lenses with data in this
+    /// trace, in tab order; each answers under `api/<its id>/`.
     pub fn bind(
-        model: &'static HeapModel,
         info: RunInfo,
-        mut config: ViewerConfig,
+        config: ViewerConfig,
         lenses: Vec<Arc<dyn LensApi>>,
     ) -> Result<Viewer, ServeError> {
-        config.engine.other_lenses = lenses.iter().map(|l| l.descriptor()).collect();
         if !config.host.is_loopback() && !config.allow_remote {
             return Err(ServeError::NonLoopback { host: config.host });
         }
@@ -99,30 +94,6 @@ impl Viewer {
                 source,
             })?;
         let local = listener.local_addr().map_err(ServeError::Io)?;
-        let default_by = config.engine.default_classifiers.clone();
-        let engine = EngineHandle::spawn(model, info, config.engine)
-            .map_err(|e| ServeError::Io(std::io::Error::other(e.message)))?;
-        let meta = runtime
-            .block_on(engine.call(|e| e.meta().to_owned()))
-            .map_err(|e| ServeError::Io(std::io::Error::other(e.message)))?;
-        let warm_by = default_by.clone();
-        engine.submit(move |e| {
-            // Build what the page asks for first, while the browser starts.
-            let Ok(by) = ClassifierList::parse(&warm_by, Vec::new()) else {
-                return;
-            };
-            let _ = e.timeline(TimelineRequest { points: 600 });
-            let _ = e.tree(&TreeRequest {
-                by: by.clone(),
-                times: Vec::new(),
-                metric: memlens_heap::Metric::Bytes,
-                sort: memlens_heap::SortStrategy::AbsoluteGrowth,
-                prune: true,
-                path: None,
-                depth: None,
-            });
-            let _ = e.growth(&GrowthRequest { by, top: 20 });
-        });
         let token =
             generate_token().map_err(|e| ServeError::Io(std::io::Error::other(e.to_string())))?;
         let shown = if local.ip().is_unspecified() {
@@ -131,12 +102,11 @@ impl Viewer {
             local
         };
         let url = format!("http://{shown}/{token}/");
+        let meta = to_json(&viewer_meta(&info, &lenses, Vec::new()));
         let state = Arc::new(AppState {
             token,
             hosts: HostPolicy { bound: local.ip() },
-            engine,
             meta,
-            default_by,
             lenses,
         });
         Ok(Viewer {
@@ -164,7 +134,7 @@ impl Viewer {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), ServeError> {
-        let app = Router::new().fallback(handle).with_state(self.state);
+        let app = router(self.state);
         self.runtime
             .block_on(
                 axum::serve(self.listener, app)
@@ -175,141 +145,27 @@ impl Viewer {
     }
 }
 
-async fn handle(State(state): State<Arc<AppState>>, request: Request) -> Response {
-    let method = request.method().clone();
-    if method != Method::GET && method != Method::HEAD {
-        let mut response = text(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "only GET and HEAD are served",
-        );
-        response
-            .headers_mut()
-            .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
-        return response;
-    }
-    let uri = request.uri().clone();
-    let uri_len = uri.path().len() + uri.query().map_or(0, |q| q.len() + 1);
-    if uri_len > MAX_URI_BYTES {
-        return text(StatusCode::URI_TOO_LONG, "the request URI is too long");
-    }
-    let headers = request.headers();
-    let has_body = headers.contains_key(header::TRANSFER_ENCODING)
-        || headers
-            .get(header::CONTENT_LENGTH)
-            .is_some_and(|v| v.as_bytes() != b"0");
-    if has_body {
-        return text(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "requests must not have a body",
-        );
-    }
-    let host = headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .or_else(|| uri.authority().map(|a| a.as_str()))
-        .unwrap_or("");
-    if !state.hosts.allows(host) {
-        return text(
-            StatusCode::FORBIDDEN,
-            "this viewer only answers requests addressed to this machine (localhost)",
-        );
-    }
-    let path = uri.path().strip_prefix('/').unwrap_or("");
-    let (first, rest) = match path.find('/') {
-        Some(i) => (&path[..i], Some(&path[i..])),
-        None => (path, None),
-    };
-    if !token_matches(first, &state.token) {
-        return text(
-            StatusCode::FORBIDDEN,
-            "this URL lacks the viewer's token: open the URL that `memlens view` printed",
-        );
-    }
-    let Some(route) = rest else {
-        let mut response = text(StatusCode::PERMANENT_REDIRECT, "");
-        if let Ok(location) = HeaderValue::from_str(&format!("/{}/", state.token)) {
-            response.headers_mut().insert(header::LOCATION, location);
-        }
-        return response;
-    };
-    match route {
-        "/" | "/index.html" => page(),
-        "/api/meta" => json(StatusCode::OK, state.meta.clone()),
-        "/api/timeline" | "/api/tree" | "/api/growth" => api(&state, route, &uri).await,
-        _ => match lens_route(&state, route) {
-            Some((lens, rest)) => lens_api(lens, rest.to_owned(), &uri).await,
-            None => text(StatusCode::NOT_FOUND, "no such page or API endpoint"),
-        },
-    }
+/// The routes under the token, every one (and the fallback) behind [`guard`].
+fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/{token}", get(add_slash))
+        .route("/{token}/", get(page))
+        .route("/{token}/index.html", get(page))
+        .route("/{token}/api/meta", get(meta))
+        .route("/{token}/api/{lens}", get(lens_root))
+        .route("/{token}/api/{lens}/{*route}", get(lens_route))
+        .fallback(not_found)
+        .layer(middleware::from_fn_with_state(Arc::clone(&state), guard))
+        .with_state(state)
 }
 
-/// The lens that answers `route` (`/api/<id>` or `/api/<id>/<rest>`) and its `rest`.
-fn lens_route<'r>(state: &AppState, route: &'r str) -> Option<(Arc<dyn LensApi>, &'r str)> {
-    let tail = route.strip_prefix("/api/")?;
-    let (id, rest) = tail.split_once('/').unwrap_or((tail, ""));
-    let lens = state.lenses.iter().find(|l| l.descriptor().id == id)?;
-    Some((Arc::clone(lens), rest))
-}
-
-async fn lens_api(lens: Arc<dyn LensApi>, rest: String, uri: &axum::http::Uri) -> Response {
-    let query = match Query::<HashMap<String, String>>::try_from_uri(uri) {
-        Ok(Query(q)) => q,
-        Err(_) => {
-            return error(ApiError::bad_request(
-                "the query string is not valid `name=value&…` text",
-            ));
-        }
+/// The checks every request passes, in order, then the common headers of every answer.
+async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let mut response = match refusal(&state, &request) {
+        Some(refused) => refused,
+        None => next.run(request).await,
     };
-    let answer = tokio::task::spawn_blocking(move || lens.answer(&rest, &query)).await;
-    match answer {
-        Ok(Ok(body)) => {
-            with_common_headers(Response::new(Body::from(body.bytes)), body.content_type)
-        }
-        Ok(Err(e)) => error(e),
-        Err(_) => error(ApiError::internal("the lens stopped while answering")),
-    }
-}
-
-async fn api(state: &AppState, route: &str, uri: &axum::http::Uri) -> Response {
-    let query = match Query::<HashMap<String, String>>::try_from_uri(uri) {
-        Ok(Query(q)) => q,
-        Err(_) => {
-            return error(ApiError::bad_request(
-                "the query string is not valid `name=value&…` text",
-            ));
-        }
-    };
-    let default_by = state.default_by.as_str();
-    let answer = match route {
-        "/api/timeline" => match TimelineRequest::from_query(&query) {
-            Ok(r) => state.engine.call(move |e| e.timeline(r)).await,
-            Err(e) => Err(e),
-        },
-        "/api/tree" => match TreeRequest::from_query(&query, default_by) {
-            Ok(r) => {
-                let answer = state.engine.call(move |e| e.tree(&r)).await;
-                // After the answer: get ready for the next step.
-                state.engine.submit(|e| {
-                    let _ = e.maintain();
-                });
-                answer
-            }
-            Err(e) => Err(e),
-        },
-        _ => match GrowthRequest::from_query(&query, default_by) {
-            Ok(r) => state.engine.call(move |e| e.growth(&r)).await,
-            Err(e) => Err(e),
-        },
-    };
-    match answer.and_then(|inner| inner) {
-        Ok(body) => json(StatusCode::OK, body),
-        Err(e) => error(e),
-    }
-}
-
-fn with_common_headers(mut response: Response, content_type: &'static str) -> Response {
     let h = response.headers_mut();
-    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert(
         header::X_CONTENT_TYPE_OPTIONS,
@@ -322,11 +178,71 @@ fn with_common_headers(mut response: Response, content_type: &'static str) -> Re
     response
 }
 
-fn page() -> Response {
-    let mut response = with_common_headers(
-        Response::new(Body::from(INDEX_HTML)),
-        "text/html; charset=utf-8",
-    );
+/// Why `request` is refused, if it is: the first check it fails.
+fn refusal(state: &AppState, request: &Request) -> Option<Response> {
+    let method = request.method();
+    if method != Method::GET && method != Method::HEAD {
+        let mut response = text(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "only GET and HEAD are served",
+        );
+        response
+            .headers_mut()
+            .insert(header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        return Some(response);
+    }
+    let uri = request.uri();
+    let uri_len = uri.path().len() + uri.query().map_or(0, |q| q.len() + 1);
+    if uri_len > MAX_URI_BYTES {
+        return Some(text(
+            StatusCode::URI_TOO_LONG,
+            "the request URI is too long",
+        ));
+    }
+    let headers = request.headers();
+    let has_body = headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get(header::CONTENT_LENGTH)
+            .is_some_and(|v| v.as_bytes() != b"0");
+    if has_body {
+        return Some(text(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "requests must not have a body",
+        ));
+    }
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .or_else(|| uri.authority().map(|a| a.as_str()))
+        .unwrap_or("");
+    if !state.hosts.allows(host) {
+        return Some(text(
+            StatusCode::FORBIDDEN,
+            "this viewer only answers requests addressed to this machine (localhost)",
+        ));
+    }
+    let path = uri.path().strip_prefix('/').unwrap_or("");
+    let first = path.split('/').next().unwrap_or("");
+    if !token_matches(first, &state.token) {
+        return Some(text(
+            StatusCode::FORBIDDEN,
+            "this URL lacks the viewer's token: open the URL that `memlens view` printed",
+        ));
+    }
+    None
+}
+
+/// `/TOKEN` → `/TOKEN/`, where the page's relative URLs resolve under the token.
+async fn add_slash(State(state): State<Arc<AppState>>) -> Response {
+    let mut response = text(StatusCode::PERMANENT_REDIRECT, "");
+    if let Ok(location) = HeaderValue::from_str(&format!("/{}/", state.token)) {
+        response.headers_mut().insert(header::LOCATION, location);
+    }
+    response
+}
+
+async fn page() -> Response {
+    let mut response = body(StatusCode::OK, "text/html; charset=utf-8", INDEX_HTML);
     let h = response.headers_mut();
     h.insert(
         header::CONTENT_SECURITY_POLICY,
@@ -336,28 +252,68 @@ fn page() -> Response {
     response
 }
 
-fn json(status: StatusCode, body: String) -> Response {
-    let mut response = with_common_headers(
-        Response::new(Body::from(body)),
-        "application/json; charset=utf-8",
-    );
+async fn meta(State(state): State<Arc<AppState>>) -> Response {
+    body(StatusCode::OK, JSON, state.meta.clone())
+}
+
+async fn not_found() -> Response {
+    text(StatusCode::NOT_FOUND, "no such page or API endpoint")
+}
+
+/// `api/<id>`: the lens's empty route.
+async fn lens_root(
+    State(state): State<Arc<AppState>>,
+    Path((_, lens)): Path<(String, String)>,
+    uri: Uri,
+) -> Response {
+    dispatch(&state, &lens, String::new(), &uri).await
+}
+
+/// `api/<id>/<route>`.
+async fn lens_route(
+    State(state): State<Arc<AppState>>,
+    Path((_, lens, route)): Path<(String, String, String)>,
+    uri: Uri,
+) -> Response {
+    dispatch(&state, &lens, route, &uri).await
+}
+
+/// Answers `route` of lens `id` on a blocking thread.
+async fn dispatch(state: &AppState, id: &str, route: String, uri: &Uri) -> Response {
+    let Some(lens) = state.lenses.iter().find(|l| l.descriptor().id == id) else {
+        return not_found().await;
+    };
+    let query = match Query::<HashMap<String, String>>::try_from_uri(uri) {
+        Ok(Query(q)) => q,
+        Err(_) => {
+            return error(ApiError::bad_request(
+                "the query string is not valid `name=value&…` text",
+            ));
+        }
+    };
+    let lens = Arc::clone(lens);
+    let answer = tokio::task::spawn_blocking(move || lens.answer(&route, &query)).await;
+    match answer {
+        Ok(Ok(answer)) => body(StatusCode::OK, answer.content_type, answer.bytes),
+        Ok(Err(e)) => error(e),
+        Err(_) => error(ApiError::internal("the lens stopped while answering")),
+    }
+}
+
+fn body(status: StatusCode, content_type: &'static str, bytes: impl Into<Body>) -> Response {
+    let mut response = Response::new(bytes.into());
     *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
 }
 
 fn error(e: ApiError) -> Response {
     let status = StatusCode::from_u16(e.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    json(
-        status,
-        crate::protocol::to_json(&HashMap::from([("error", e.message)])),
-    )
+    body(status, JSON, to_json(&ErrorWire { error: e.message }))
 }
 
 fn text(status: StatusCode, message: &'static str) -> Response {
-    let mut response = with_common_headers(
-        Response::new(Body::from(message)),
-        "text/plain; charset=utf-8",
-    );
-    *response.status_mut() = status;
-    response
+    body(status, "text/plain; charset=utf-8", message)
 }

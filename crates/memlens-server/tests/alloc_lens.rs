@@ -33,8 +33,8 @@ fn model() -> AllocModel {
     });
     let main = b.thread(p, 4242, "main");
     let worker = b.thread(p, 4243, "worker");
-    let list = b.site("make_list (list.c:12)");
-    let fill = b.site("fill (fill.c:7)");
+    let list = b.site(&memlens_vocab::Site::at("make_list", "list.c", 12));
+    let fill = b.site(&memlens_vocab::Site::at("fill", "fill.c", 7));
     let base = 0x5555_0000_1000u64;
     let alloc = |b: &mut AllocModelBuilder, t, thread, addr, size, site| {
         b.alloc(AllocEvent {

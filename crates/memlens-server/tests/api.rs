@@ -1,7 +1,8 @@
-//! The viewer's HTTP API end to end: a real server on a loopback port over a small
-//! generated model, spoken to with raw HTTP/1.1 so that every header (and a hostile
-//! `Host`) is under the test's control. Covers the token (403), unknown paths (404),
-//! methods, sizes and hosts, and the shape of every API document.
+//! The viewer's HTTP API end to end: a real server on a loopback port with the heap
+//! lens over a small generated model and a second lens, spoken to with raw HTTP/1.1 so
+//! that every header (and a hostile `Host`) is under the test's control. Covers the
+//! router's checks — the token (403), unknown paths (404), methods, sizes and hosts —
+//! and the shape of every heap lens document under `api/heap/`.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -13,14 +14,14 @@ use std::sync::Arc;
 
 use memlens_server::protocol::LensWire;
 use memlens_server::{
-    ApiBody, ApiError, EngineOptions, LensApi, RunInfo, ServeError, Viewer, ViewerConfig,
+    ApiBody, ApiError, EngineOptions, HeapLens, LensApi, ReportRequest, RunInfo, ServeError,
+    Viewer, ViewerConfig,
 };
 use serde_json::Value;
 
 /// A leak (`leak`, never freed) and churn (`churn`, freed soon) on two threads.
-fn model() -> &'static HeapModel {
-    static MODEL: OnceLock<HeapModel> = OnceLock::new();
-    MODEL.get_or_init(|| {
+fn model() -> HeapModel {
+    {
         let mut b = HeapModelBuilder::new();
         b.start(0);
         let mut stack = |name: &str| {
@@ -30,6 +31,7 @@ fn model() -> &'static HeapModel {
                 line: 7,
                 module: "prog",
                 inlined_into: None,
+                kind: memlens_vocab::FrameKind::User,
             });
             b.add_stack(StackId::ROOT, frame)
         };
@@ -50,7 +52,7 @@ fn model() -> &'static HeapModel {
             b.free(t + 900, 2, 0x10_0000 + i * 64);
         }
         b.end(1_000_000)
-    })
+    }
 }
 
 /// A second lens that echoes its route and query, and fails on `fail`.
@@ -75,6 +77,10 @@ impl LensApi for EchoLens {
             serde_json::json!({ "route": route, "query": keys }).to_string(),
         ))
     }
+
+    fn report_requests(&self) -> Vec<ReportRequest> {
+        Vec::new()
+    }
 }
 
 struct Server {
@@ -89,18 +95,21 @@ fn server() -> &'static Server {
             host: "127.0.0.1".parse().unwrap(),
             port: 0,
             allow_remote: false,
-            engine: EngineOptions {
-                points: 8,
-                default_classifiers: "site,thread".into(),
-                other_lenses: Vec::new(),
-            },
         };
         let info = RunInfo {
             program: "./prog --serve".into(),
             pid: Some(42),
             trace_name: "prog.mlens".into(),
         };
-        let viewer = Viewer::bind(model(), info, config, vec![Arc::new(EchoLens)])
+        let heap = HeapLens::new(
+            model(),
+            EngineOptions {
+                points: 8,
+                default_classifiers: "site,thread".into(),
+            },
+        )
+        .expect("valid options");
+        let viewer = Viewer::bind(info, config, vec![Arc::new(heap), Arc::new(EchoLens)])
             .expect("binds a loopback port");
         let url = viewer.url().to_owned();
         std::thread::spawn(move || viewer.run_until(std::future::pending()));
@@ -210,6 +219,7 @@ fn the_page_is_served_under_the_token_and_nothing_else() {
         "../etc/passwd",
         "index.html/x",
         "api/meta/x",
+        "api/heap/nope",
     ] {
         assert_eq!(
             get(&format!("/{}/{unknown}", s.token)).status,
@@ -239,7 +249,7 @@ fn only_get_without_a_body_from_a_loopback_host() {
     for host in ["localhost", "127.0.0.1:1", "[::1]:8080"] {
         assert_eq!(request("GET", &page, host, "").status, 200, "Host: {host}");
     }
-    let long = format!("/{}/api/tree?by={}", s.token, "a".repeat(20_000));
+    let long = format!("/{}/api/heap/tree?by={}", s.token, "a".repeat(20_000));
     assert_eq!(get(&long).status, 414);
 }
 
@@ -249,9 +259,8 @@ fn a_non_loopback_address_needs_explicit_consent() {
         host: "0.0.0.0".parse().unwrap(),
         port: 0,
         allow_remote: false,
-        engine: EngineOptions::default(),
     };
-    let refused = Viewer::bind(model(), RunInfo::default(), config, Vec::new());
+    let refused = Viewer::bind(RunInfo::default(), config, Vec::new());
     assert!(matches!(refused, Err(ServeError::NonLoopback { .. })));
     let message = refused.err().unwrap().to_string();
     assert!(message.contains("--allow-remote"), "{message}");
@@ -259,15 +268,16 @@ fn a_non_loopback_address_needs_explicit_consent() {
 
 #[test]
 fn meta_names_the_run_classifiers_snapshots_and_lenses() {
-    let meta = api("meta").json();
-    assert_eq!(meta["program"], "./prog --serve");
-    assert_eq!(meta["trace"], "prog.mlens");
+    let viewer = api("meta").json();
+    assert_eq!(viewer["program"], "./prog --serve");
+    assert_eq!(viewer["trace"], "prog.mlens");
+    assert_eq!(viewer["lenses"][0]["id"], "heap");
+    let meta = api("heap/meta").json();
     assert_eq!(meta["run"]["end_ns"], 1_000_000);
     assert_eq!(
         meta["default_classifiers"],
         serde_json::json!(["site", "thread"])
     );
-    assert_eq!(meta["lenses"][0]["id"], "heap");
     let snapshots = meta["snapshots"].as_array().unwrap();
     assert_eq!(snapshots[0]["kind"], "start");
     assert_eq!(snapshots.last().unwrap()["time_ns"], 1_000_000);
@@ -284,7 +294,7 @@ fn meta_names_the_run_classifiers_snapshots_and_lenses() {
 
 #[test]
 fn tree_answers_the_requested_times_in_stable_order() {
-    let answer = api("tree?by=site,thread&times=500000,1000000&metric=bytes&sort=growth");
+    let answer = api("heap/tree?by=site,thread&times=500000,1000000&metric=bytes&sort=growth");
     assert_eq!(answer.status, 200, "{}", answer.body);
     let tree = answer.json();
     let doc = &tree["doc"];
@@ -305,7 +315,7 @@ fn tree_answers_the_requested_times_in_stable_order() {
     assert_eq!(totals[0]["time_ns"], 0);
     assert!(tree.get("drill").is_none());
     // A time between the snapshots is added to the series.
-    let between = api("tree?times=123457").json();
+    let between = api("heap/tree?times=123457").json();
     assert_eq!(between["doc"]["times_ns"], serde_json::json!([123_457]));
     let root = &between["doc"]["trees"][0]["root"];
     assert_eq!(
@@ -317,7 +327,7 @@ fn tree_answers_the_requested_times_in_stable_order() {
 
 #[test]
 fn tree_follows_a_drill_down_path_to_its_closest_ancestor() {
-    let exact = api("tree?times=1000000&path=%5B%22leak%22%5D&depth=1").json();
+    let exact = api("heap/tree?times=1000000&path=%5B%22leak%22%5D&depth=1").json();
     assert_eq!(exact["drill"]["found"], true);
     let root = &exact["doc"]["trees"][0]["root"];
     assert_eq!(root["key"], "leak");
@@ -326,11 +336,11 @@ fn tree_follows_a_drill_down_path_to_its_closest_ancestor() {
             .as_array()
             .is_none_or(|c| c.is_empty())
     );
-    let missing = api("tree?times=1000000&path=%5B%22leak%22,%22nobody%22%5D").json();
+    let missing = api("heap/tree?times=1000000&path=%5B%22leak%22,%22nobody%22%5D").json();
     assert_eq!(missing["drill"]["found"], false);
     assert_eq!(missing["drill"]["path"], serde_json::json!(["leak"]));
     // Nothing is live at the start: the whole heap it is.
-    let empty = api("tree?times=0&path=%5B%22leak%22%5D").json();
+    let empty = api("heap/tree?times=0&path=%5B%22leak%22%5D").json();
     assert_eq!(empty["drill"]["path"], serde_json::json!([]));
 }
 
@@ -345,7 +355,7 @@ fn bad_arguments_are_400_with_one_sentence() {
         "growth?top=0",
         "timeline?points=0",
     ] {
-        let answer = api(query);
+        let answer = api(&format!("heap/{query}"));
         assert_eq!(answer.status, 400, "{query}: {}", answer.body);
         let error = answer.json()["error"].as_str().unwrap().to_owned();
         assert!(
@@ -357,12 +367,12 @@ fn bad_arguments_are_400_with_one_sentence() {
 
 #[test]
 fn growth_ranks_the_leak_and_timeline_has_columns() {
-    let growth = api("growth?by=site&top=5").json();
+    let growth = api("heap/growth?by=site&top=5").json();
     assert_eq!(growth["by"], "site");
     let suspects = growth["doc"]["suspects"].as_array().unwrap();
     assert_eq!(suspects[0]["key"], "leak");
     assert!(suspects.iter().all(|s| s["key"] != "churn"));
-    let timeline = api("timeline?points=50").json();
+    let timeline = api("heap/timeline?points=50").json();
     assert_eq!(
         timeline["buckets"]["max_bytes"].as_array().unwrap().len(),
         50

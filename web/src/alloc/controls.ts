@@ -48,9 +48,11 @@ export class Controls {
   private readonly replayReport = h("div", { class: "alloc-replay-report", "data-testid": "alloc-replay-report" });
   private readonly replayError = h("span", { class: "error", "data-testid": "alloc-replay-error" });
 
+  /** `reportPool`: in a report, the one pool configuration it replayed (offered). */
   constructor(
     private readonly actions: ControlActions,
     state: AllocState,
+    reportPool: string | null = null,
   ) {
     const alpha = h("input", { type: "range", min: 0, max: 100, value: sliderFromAlpha(state.draw.alpha), "data-testid": "alloc-alpha" });
     const alphaText = h("b", { class: "value" }, String(state.draw.alpha));
@@ -84,7 +86,7 @@ export class Controls {
     const sizes = () => actions.setDraw({ smin: smin.value, smax: smax.value });
     smin.addEventListener("change", sizes);
     smax.addEventListener("change", sizes);
-    const pool = h("input", { type: "text", size: 30, placeholder: "16:512,32:512,64:256,128:128", value: state.draw.pool ?? "", "data-testid": "alloc-pool" });
+    const pool = h("input", { type: "text", size: 30, placeholder: "16:512,32:512,64:256,128:128", value: state.draw.pool ?? reportPool ?? "", "data-testid": "alloc-pool" });
     const overflow = select("alloc-overflow", [["first-fit", "heap first-fit"], ["best-fit", "heap best-fit"]], state.draw.overflow, () => undefined);
     const run = h("button", { type: "button", "data-testid": "alloc-replay" }, "Replay");
     const real = h("button", { type: "button", "data-testid": "alloc-real" }, "Real run");

@@ -1,6 +1,7 @@
 // The side panel of the allocation map: brushing details of the block under the mouse
 // (size, requested size, allocation and free time, thread, allocating function with
-// file:line) and the legend of the current colouring.
+// file:line) and the legend of the current colouring. A report has no brushing, and
+// says so.
 
 import { h, replaceChildren } from "../app/dom";
 import { formatBytes, formatDuration } from "../format";
@@ -18,7 +19,8 @@ export class DetailsPanel {
   private readonly block: HTMLElement;
   private readonly legend: HTMLElement;
 
-  constructor() {
+  /** `canBrush`: whether blocks can be asked for (not in a report). */
+  constructor(private readonly canBrush = true) {
     this.block = h("div", { class: "alloc-block", "data-testid": "alloc-details" });
     this.legend = h("div", { class: "alloc-legend", "data-testid": "alloc-legend" });
     this.el = h("aside", { class: "alloc-side" }, h("h3", {}, "Block under the mouse"), this.block, h("h3", {}, "Colours"), this.legend);
@@ -29,7 +31,10 @@ export class DetailsPanel {
   show(b: BlockDetails | null, start: number): void {
     this.block.dataset.block = b ? String(b.id) : "";
     if (!b) {
-      replaceChildren(this.block, h("p", { class: "hint" }, "Move the mouse over a block to see its details. Drag to pan, wheel to zoom (Shift: time only, Alt: addresses only), click to place a cushion cursor."));
+      const hint = this.canBrush
+        ? "Move the mouse over a block to see its details. Drag to pan, wheel to zoom (Shift: time only, Alt: addresses only), click to place a cushion cursor."
+        : "A report holds the pictures, not the blocks: `memlens view` of the trace shows the details of the block under the mouse. Drag to pan, wheel to zoom (Shift: time only, Alt: addresses only), click to place a cushion cursor.";
+      replaceChildren(this.block, h("p", { class: "hint", "data-testid": "alloc-details-hint" }, hint));
       return;
     }
     const rows: [string, string, string][] = [

@@ -73,7 +73,7 @@ export class AllocLens implements AllocContext {
     this.main = new MainView(this, mainWidth, MAIN_HEIGHT);
     this.contextView = new ContextView(this, MAIN_HEIGHT);
     this.bar = new OccupancyBar(this, mainWidth);
-    this.details = new DetailsPanel();
+    this.details = new DetailsPanel(api.canBrush);
     this.controls = new Controls(
       {
         setDraw: (p) => this.setDraw(p),
@@ -96,6 +96,7 @@ export class AllocLens implements AllocContext {
         replay: (pool, overflow) => this.replay(pool, overflow),
       },
       this.state,
+      api.reportPool(),
     );
     this.charts = new MetricCharts(this, mainWidth);
     // Sections have 12 px of padding; the main view starts GUTTER px into its column.
@@ -133,8 +134,8 @@ export class AllocLens implements AllocContext {
     }, 100);
   }
 
-  static async mount(el: HTMLElement, _context: LensContext): Promise<AllocLens> {
-    const api = new AllocApi(new URL(".", window.location.href));
+  static async mount(el: HTMLElement, { source }: LensContext): Promise<AllocLens> {
+    const api = new AllocApi(source);
     const meta = await api.meta({ pool: null, overflow: "first-fit" });
     return new AllocLens(el, api, meta);
   }

@@ -208,6 +208,7 @@ export class MainView {
 
   /** Asks for the block under (x, y), one request at a time (the latest point wins). */
   private brush(x: number, y: number): void {
+    if (!this.ctx.api.canBrush) return;
     if (this.brushBusy) {
       this.brushNext = { x, y };
       return;

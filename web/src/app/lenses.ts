@@ -1,19 +1,29 @@
 // The lens registry: each lens registers itself by id, and the page shows a tab for
 // every lens that both has an implementation here and has data on the server (the
-// `lenses` list of the meta document). New lenses only register; nothing else changes.
+// `lenses` list of the meta document). Every lens reads its own data through the same
+// source (the live API or a report's answers). New lenses only register; nothing else
+// changes.
 
-import type { DataSource } from "../data/source";
+import type { Source } from "../data/source";
 import type { LensInfo, Meta } from "../data/types";
 
 export interface LensContext {
-  source: DataSource;
+  source: Source;
   meta: Meta;
+}
+
+/** A key number of the run for the page's header, e.g. `Peak` `12.0 MiB`. */
+export interface Fact {
+  label: string;
+  value: string;
 }
 
 export interface LensModule {
   id: string;
   /** Builds the lens into `el` (called once, when its tab is first shown). */
   mount(el: HTMLElement, context: LensContext): void | Promise<void>;
+  /** The run's key numbers this lens knows, for the header (none when absent). */
+  facts?(context: LensContext): Promise<Fact[]>;
 }
 
 const modules = new Map<string, LensModule>();

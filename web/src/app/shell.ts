@@ -1,32 +1,23 @@
-// The page around the lenses: a header with the program, the run's key numbers and
-// the lens switcher (one tab per registered lens that has data), and one panel per
-// lens, built when its tab is first opened.
+// The page around the lenses: a header with the program, the run's key numbers (the
+// lenses' facts) and the lens switcher (one tab per registered lens that has data),
+// and one panel per lens, built when its tab is first opened.
 
-import type { DataSource } from "../data/source";
+import type { Source } from "../data/source";
 import type { Meta } from "../data/types";
-import { formatBytes, formatDuration } from "../format";
 import { h, replaceChildren } from "./dom";
-import { lensesFor } from "./lenses";
+import { type Fact, lensesFor } from "./lenses";
 
-export async function startShell(app: HTMLElement, source: DataSource, meta: Meta): Promise<void> {
+export async function startShell(app: HTMLElement, source: Source, meta: Meta): Promise<void> {
   const lenses = lensesFor(meta);
   const tabs = h("nav", { class: "lens-tabs", role: "tablist", "data-testid": "lens-tabs" });
   const panels = h("main", { class: "lens-panels" });
-  // The run's allocation facts; a trace of memory references only (or the built-in
-  // cache kernels) has none, and zeros there would read as measurements.
-  const hasAllocations = meta.stats.allocations > 0;
-  const facts = h(
-    "div",
-    { class: "run-facts", "data-testid": "run-facts" },
-    ...(hasAllocations
-      ? [
-          fact("Run", formatDuration(meta.run.end_ns - meta.run.start_ns)),
-          fact("Peak", formatBytes(meta.stats.peak_bytes)),
-          fact("Allocations", meta.stats.allocations.toLocaleString("en-US")),
-          fact("Never freed", formatBytes(meta.stats.live_at_exit_bytes)),
-        ]
-      : []),
+  // The run's key numbers, as the lenses know them (a lens without facts adds none: a
+  // trace of memory references only has no allocation figures, and zeros there would
+  // read as measurements).
+  const known = await Promise.all(
+    lenses.map(({ module }) => (module.facts ? module.facts({ source, meta }).catch((): Fact[] => []) : Promise.resolve([]))),
   );
+  const facts = h("div", { class: "run-facts", "data-testid": "run-facts" }, ...known.flat().map((f) => fact(f.label, f.value)));
   const program = h("div", { class: "program", title: meta.program }, meta.program || meta.trace);
   const badge = source.kind === "report" ? h("span", { class: "badge", "data-testid": "report-badge" }, "report") : null;
   replaceChildren(

@@ -2,10 +2,12 @@
 // through a simulated cache hierarchy. This file holds the lens's state — which
 // source and hierarchy, the position in the trace, play/pause/speed/time-lapse — and
 // drives the parts: the scene on the canvas, the timeline, the panels. Batches of
-// events are fetched ahead of the playhead so that playback never waits.
+// events are fetched ahead of the playhead so that playback never waits. In a report
+// the lens plays the embedded prefix of one source under one hierarchy, and says so.
 
 import { h, replaceChildren } from "../app/dom";
 import type { LensContext } from "../app/lenses";
+import type { Source } from "../data/source";
 import { CacheApi } from "./api";
 import type { Batch } from "./columns";
 import { CacheModel, type Effects } from "./model";
@@ -31,10 +33,12 @@ function quantile(values: number[], q: number): number {
 }
 
 export class CacheLens {
-  private readonly api = new CacheApi(new URL(".", window.location.href));
+  private readonly api: CacheApi;
   private sources: SourcesDoc = { default: "", sources: [] };
   private params: SessionParams = { source: "", n: null, levels: "", inclusion: "" };
   private session: SessionDoc | null = null;
+  /** The references the lens can play: all of the session's, or a report's prefix. */
+  private playable = 0;
   private model: CacheModel | null = null;
   private scene: Scene | null = null;
   private position = 0;
@@ -84,6 +88,7 @@ export class CacheLens {
   private readonly positionLabel = h("span", { class: "cl-position", "data-testid": "cache-position" });
   private readonly current = h("div", { class: "cl-current", "data-testid": "cache-current" });
   private readonly error = h("p", { class: "error", "data-testid": "cache-error" });
+  private readonly reportNote = h("p", { class: "cl-report-note", "data-testid": "cache-report-note" });
   private readonly timeline = new MissTimeline((i) => void this.jump(i));
   private readonly legend = new Legend((hidden) => {
     if (this.scene) this.scene.hidden = hidden;
@@ -91,13 +96,14 @@ export class CacheLens {
   private readonly stats = new StatsPanel();
   private readonly editor = new HierarchyEditor((choice) => void this.loadSession({ ...this.params, ...choice }));
 
-  static async mount(el: HTMLElement, _context: LensContext): Promise<CacheLens> {
-    const lens = new CacheLens(el);
+  static async mount(el: HTMLElement, { source }: LensContext): Promise<CacheLens> {
+    const lens = new CacheLens(el, source);
     await lens.start();
     return lens;
   }
 
-  private constructor(el: HTMLElement) {
+  private constructor(el: HTMLElement, source: Source) {
+    this.api = new CacheApi(source);
     for (const s of SPEEDS) this.speed.append(h("option", { value: s }, `${s} steps/s`));
     this.speed.value = String(this.stepsPerSecond);
     for (const f of FACTORS) this.lapse.append(h("option", { value: f }, f === 1 ? "time-lapse off" : `time-lapse ${f}×`));
@@ -111,6 +117,7 @@ export class CacheLens {
         h("label", {}, "N ", this.sizeInput),
         this.title,
       ),
+      this.reportNote,
       this.error,
       h(
         "div",
@@ -175,6 +182,10 @@ export class CacheLens {
   private async start(): Promise<void> {
     this.sources = await this.api.sources();
     for (const s of this.sources.sources) this.picker.append(h("option", { value: s.id }, s.title));
+    if (!this.api.canSimulate) {
+      this.picker.disabled = true;
+      this.editor.lock();
+    }
     const first = this.sources.sources.find((s) => s.id === this.sources.default) ?? this.sources.sources[0];
     await this.loadSession({ source: first.id, n: first.default_n, levels: "", inclusion: "" });
     requestAnimationFrame((t) => this.frame(t));
@@ -204,13 +215,19 @@ export class CacheLens {
       else this.legend.set(doc.regions);
       this.picker.value = doc.source;
       const info = this.sources.sources.find((s) => s.id === doc.source);
-      this.sizeInput.disabled = !info?.kernel;
+      this.sizeInput.disabled = !info?.kernel || !this.api.canSimulate;
       this.sizeInput.value = doc.n === null ? "" : String(doc.n);
       if (info?.max_n) this.sizeInput.max = String(info.max_n);
       this.title.textContent = `${doc.title} · ${doc.references.toLocaleString("en-US")} references · ${doc.levels
         .map((l) => `${l.name} ${l.sets}×${l.ways}`)
         .join(", ")}`;
-      this.scrub.max = String(doc.references);
+      this.playable = this.api.playable(this.params, doc.references);
+      this.scrub.max = String(this.playable);
+      this.reportNote.textContent = this.api.canSimulate
+        ? ""
+        : this.playable < doc.references
+          ? `This report plays the first ${this.playable.toLocaleString("en-US")} of these references under this hierarchy; \`memlens view\` plays them all, re-simulates other hierarchies and runs the other kernels.`
+          : "This report plays these references under this hierarchy only; `memlens view` re-simulates other hierarchies and runs the other kernels.";
       this.editor.set(doc.levels, doc.inclusion);
       this.timeline.set(doc);
       this.batches = [];
@@ -274,7 +291,7 @@ export class CacheLens {
     this.setPlaying(false);
     if (!this.session) return;
     if (this.animating) this.animating = false;
-    if (!this.loaded(this.position, Math.min(this.factor, this.session.references - this.position))) {
+    if (!this.loaded(this.position, Math.min(this.factor, this.playable - this.position))) {
       await this.fetchAhead(true);
     }
     this.advance(performance.now(), Math.max(MANUAL_STEP_MS, 1000 / this.stepsPerSecond));
@@ -297,7 +314,7 @@ export class CacheLens {
   /** Fetches the next batch when less than two seconds of animation are loaded. */
   private async fetchAhead(force = false): Promise<void> {
     if (!this.session || (this.fetching && !force)) return;
-    const total = this.session.references;
+    const total = this.playable;
     const perSecond = this.factor * this.stepsPerSecond;
     const need = Math.max(256, perSecond * 2);
     this.batches = this.batches.filter((b) => b.start + b.count > this.position);
@@ -321,7 +338,7 @@ export class CacheLens {
   /** Applies the next step's references (one, or `factor` in time-lapse). */
   private advance(now: number, duration: number): boolean {
     if (!this.session || !this.model || !this.scene) return false;
-    const total = this.session.references;
+    const total = this.playable;
     const count = Math.min(this.factor, total - this.position);
     if (count <= 0 || !this.loaded(this.position, count)) return false;
     const effects: Effects[] = [];
@@ -438,7 +455,7 @@ export class CacheLens {
     if (this.canvas.width !== Math.round(this.width * dpr) || this.canvas.height !== Math.round(this.height * dpr)) this.resize();
     if (this.animating && now - this.stepStart >= this.stepDuration) this.animating = false;
     if (!this.animating && this.playing) {
-      if (this.position >= this.session.references) this.setPlaying(false);
+      if (this.position >= this.playable) this.setPlaying(false);
       else this.advance(now, 1000 / this.stepsPerSecond);
     }
     if (this.playing && now - this.lastStats > 800) this.requestStats();

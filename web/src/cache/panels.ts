@@ -131,6 +131,8 @@ export class HierarchyEditor {
   private rows: { name: HTMLInputElement; size: HTMLInputElement; ways: HTMLInputElement; line: HTMLInputElement; policy: HTMLSelectElement }[] = [];
   private inclusion = h("select", { "data-testid": "cache-inclusion" });
   private readonly message = h("p", { class: "cl-error", "data-testid": "cache-editor-error" });
+  /** Whether re-simulation is off (a report), with the editor showing the hierarchy only. */
+  private locked = false;
 
   constructor(private readonly onApply: (choice: HierarchyChoice) => void) {
     for (const mode of ["non-inclusive", "inclusive", "exclusive"]) this.inclusion.append(h("option", { value: mode }, mode));
@@ -182,10 +184,24 @@ export class HierarchyEditor {
       h("div", { class: "cl-editor-foot" }, add, h("label", {}, "inclusion ", this.inclusion), apply),
       this.message,
     );
+    this.disable();
   }
 
   error(message: string): void {
     this.message.textContent = message;
+  }
+
+  /** Shows the hierarchy without editing it (a report cannot re-simulate). */
+  lock(): void {
+    this.locked = true;
+    this.disable();
+  }
+
+  private disable(): void {
+    if (!this.locked) return;
+    for (const control of this.el.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLButtonElement>("input, select, button")) control.disabled = true;
+    this.message.className = "cl-hint";
+    this.message.textContent = "`memlens view` re-simulates other hierarchies.";
   }
 }
 

@@ -1,71 +1,25 @@
-// The cache lens's JSON documents, as the server's `cache/wire.rs` writes them.
+// The cache lens's JSON documents, generated from the server's `cache/wire.rs` (see
+// ../generated/README.md), under the names the lens uses; and what the page asks for.
 
-export interface SourceInfo {
-  id: string;
-  title: string;
-  kernel: boolean;
-  default_n: number | null;
-  max_n: number | null;
-}
+import type {
+  CountsWire,
+  LevelWire,
+  OccupancyWire,
+  RegionWire,
+  SessionWire,
+  SourcesWire,
+  SourceWire,
+  StatsWire,
+} from "../generated/cache";
 
-export interface SourcesDoc {
-  default: string;
-  sources: SourceInfo[];
-}
-
-export interface LevelInfo {
-  name: string;
-  size: number;
-  ways: number;
-  line_size: number;
-  sets: number;
-  policy: string;
-}
-
-export interface RegionInfo {
-  id: number;
-  name: string;
-  start: number;
-  len: number;
-}
-
-export interface SessionDoc {
-  source: string;
-  title: string;
-  n: number | null;
-  references: number;
-  every: number;
-  inclusion: string;
-  write: string;
-  levels: LevelInfo[];
-  regions: RegionInfo[];
-  labels: string[];
-  timeline: { bucket: number; levels: { name: string; accesses: number[]; misses: number[] }[] };
-}
-
-export interface Counts {
-  name: string;
-  accesses: number;
-  hits: number;
-  misses: number;
-  miss_rate: number;
-  fills: number;
-  evictions: number;
-  write_backs: number;
-}
-
-export interface StatsDoc {
-  at: number;
-  references: number;
-  temperature: number[];
-  levels: Counts[];
-  regions: { id: number; name: string; references: number; levels: Counts[] }[];
-}
-
-export interface OccupancyDoc {
-  at: number;
-  levels: { name: string; lines: number }[];
-}
+export type SourceInfo = SourceWire;
+export type SourcesDoc = SourcesWire;
+export type LevelInfo = LevelWire;
+export type RegionInfo = RegionWire;
+export type SessionDoc = SessionWire;
+export type Counts = CountsWire;
+export type StatsDoc = StatsWire;
+export type OccupancyDoc = OccupancyWire;
 
 /** What the page asks the server for: a source under a hierarchy. */
 export interface SessionParams {

@@ -1,128 +1,152 @@
-// Where the page's data comes from: the live server's JSON API (`memlens view`), or
-// the data a report embedded in the page (`memlens report`, opened from file://).
-// Both answer the same questions; the report only knows its precomputed answers.
+// Where every lens's data comes from: the live server's API (`memlens view`), or the
+// answers a report embedded in the page (`memlens report`, opened from file://). A lens
+// asks for a route — `meta` (the viewer's), `heap/tree`, `alloc/tile`, … — with query
+// parameters, and reads the answer as JSON, bytes or a Blob. A report answers what it
+// holds, under the key the server wrote (crates/memlens-server/src/lens_api.rs,
+// `ReportRequest::key`), and says in one sentence what it does not; each lens's API
+// client decides how to fall back.
 
 import { DataError, fetchOk } from "./http";
-import type {
-  GrowthDoc,
-  Meta,
-  Metric,
-  ReportData,
-  SortStrategy,
-  TimeNs,
-  TimelineDoc,
-  TreeResponse,
-} from "./types";
-
-export interface TreeQuery {
-  by: string[];
-  /** Times to return; empty means every time the source holds. */
-  times: TimeNs[];
-  metric: Metric;
-  sort: SortStrategy;
-}
-
-export interface DataSource {
-  /** `live` talks to a server; `report` reads embedded data. */
-  readonly kind: "live" | "report";
-  /** Whether other classifier lists than the default can be asked for. */
-  readonly canRegroup: boolean;
-  /** Whether trees can be asked for at any time, not only at snapshot times. */
-  readonly canPickAnyTime: boolean;
-  meta(): Promise<Meta>;
-  timeline(points: number): Promise<TimelineDoc>;
-  trees(query: TreeQuery): Promise<TreeResponse>;
-  growth(by: string[], top: number): Promise<GrowthDoc>;
-}
+import type { EmbeddedAnswer, ReportData } from "./types";
 
 export { DataError } from "./http";
 
+/** Query parameters; numbers are written as JavaScript prints them. */
+export type Params = Record<string, string | number>;
+
+export interface Source {
+  /** `live` talks to a server; `report` reads embedded answers. */
+  readonly kind: "live" | "report";
+  /** The answer of `route` as JSON. */
+  json<T>(route: string, params?: Params): Promise<T>;
+  /** The answer of `route` as bytes (binary columns). */
+  bytes(route: string, params?: Params): Promise<ArrayBuffer>;
+  /** The answer of `route` as a Blob (images). */
+  blob(route: string, params?: Params): Promise<Blob>;
+  /**
+   * The query parameters of every answer the source holds for `route`: a report's
+   * embedded ones, for lenses that fall back to a near answer; none live, where any
+   * question gets its own answer.
+   */
+  held(route: string): Record<string, string>[];
+}
+
+/** The query of `params` with its names sorted, as `application/x-www-form-urlencoded`. */
+export function canonicalQuery(params: Params): string {
+  const names = Object.keys(params).sort();
+  return new URLSearchParams(names.map((k) => [k, String(params[k])])).toString();
+}
+
+/** The key of an answer: `route`, then `?` and the canonical query when there is one. */
+export function answerKey(route: string, params: Params = {}): string {
+  const query = canonicalQuery(params);
+  return query ? `${route}?${query}` : route;
+}
+
+/** The route and parameters of an answer key. */
+export function parseKey(key: string): { route: string; params: Record<string, string> } {
+  const at = key.indexOf("?");
+  if (at < 0) return { route: key, params: {} };
+  return { route: key.slice(0, at), params: Object.fromEntries(new URLSearchParams(key.slice(at + 1))) };
+}
+
 /** The live server. URLs are relative to the page, which lives under the token. */
-export class ApiSource implements DataSource {
+export class LiveSource implements Source {
   readonly kind = "live";
-  readonly canRegroup = true;
-  readonly canPickAnyTime = true;
 
   constructor(private readonly base: URL) {}
 
-  private async get<T>(path: string, params: Record<string, string> = {}): Promise<T> {
-    const url = new URL(path, this.base);
-    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, v);
-    return (await (await fetchOk(url)).json()) as T;
+  private get(route: string, params: Params = {}): Promise<Response> {
+    const url = new URL(`api/${route}`, this.base);
+    for (const [k, v] of Object.entries(params)) url.searchParams.set(k, String(v));
+    return fetchOk(url);
   }
 
-  meta(): Promise<Meta> {
-    return this.get("api/meta");
+  async json<T>(route: string, params?: Params): Promise<T> {
+    return (await (await this.get(route, params)).json()) as T;
   }
 
-  timeline(points: number): Promise<TimelineDoc> {
-    return this.get("api/timeline", { points: String(points) });
+  async bytes(route: string, params?: Params): Promise<ArrayBuffer> {
+    return (await this.get(route, params)).arrayBuffer();
   }
 
-  trees(q: TreeQuery): Promise<TreeResponse> {
-    return this.get("api/tree", {
-      by: q.by.join(","),
-      times: q.times.join(","),
-      metric: q.metric,
-      sort: q.sort,
-    });
+  async blob(route: string, params?: Params): Promise<Blob> {
+    return (await this.get(route, params)).blob();
   }
 
-  growth(by: string[], top: number): Promise<GrowthDoc> {
-    return this.get("api/growth", { by: by.join(","), top: String(top) });
+  held(): Record<string, string>[] {
+    return [];
   }
 }
 
-/** The data a report embedded: trees of one classifier list at its snapshot times. */
-export class EmbeddedSource implements DataSource {
+/** The answers a report embedded, by key; `meta` is the viewer's meta document. */
+export class EmbeddedSource implements Source {
   readonly kind = "report";
-  readonly canRegroup = false;
-  readonly canPickAnyTime = false;
+  private readonly decoded = new Map<string, Uint8Array<ArrayBuffer>>();
+  private readonly byRoute = new Map<string, Record<string, string>[]>();
 
   constructor(private readonly data: ReportData) {}
 
-  async meta(): Promise<Meta> {
-    return this.data.meta;
+  private answer(route: string, params?: Params): EmbeddedAnswer {
+    const key = answerKey(route, params);
+    const found = this.data.answers[key];
+    if (!found) throw new DataError("This report does not hold that view; `memlens view` of the trace shows it.");
+    return found;
   }
 
-  async timeline(): Promise<TimelineDoc> {
-    return this.data.timeline;
-  }
-
-  async trees(q: TreeQuery): Promise<TreeResponse> {
-    const by = q.by.join(",");
-    const entry = this.data.trees.find(
-      (t) => t.by === by && t.metric === q.metric && t.sort === q.sort,
-    );
-    if (!entry) {
-      throw new DataError(
-        `This report holds trees grouped by ${this.data.trees[0]?.by ?? "nothing"} only; run \`memlens view\` to group by ${by}.`,
-      );
+  private raw(route: string, params?: Params): { type: string; bytes: Uint8Array<ArrayBuffer> } {
+    const key = answerKey(route, params);
+    const answer = this.answer(route, params);
+    let bytes = this.decoded.get(key);
+    if (!bytes) {
+      bytes = answer.base64 !== undefined ? decodeBase64(answer.base64) : new TextEncoder().encode(JSON.stringify(answer.json));
+      this.decoded.set(key, bytes);
     }
-    if (q.times.length === 0) return entry.response;
-    const wanted = new Set(q.times);
-    const doc = entry.response.doc;
-    const trees = doc.trees.filter((t) => wanted.has(t.time_ns));
-    if (trees.length < wanted.size) {
-      throw new DataError("This report holds trees at its snapshot times only.");
-    }
-    return {
-      ...entry.response,
-      doc: { ...doc, times_ns: trees.map((t) => t.time_ns), trees },
-    };
+    return { type: answer.type, bytes };
   }
 
-  async growth(by: string[]): Promise<GrowthDoc> {
-    const wanted = by.join(",");
-    const doc = this.data.growth.find((g) => g.by === wanted);
-    if (!doc) throw new DataError(`This report ranks suspects grouped by ${this.data.growth[0]?.by ?? "nothing"} only.`);
-    return doc;
+  async json<T>(route: string, params?: Params): Promise<T> {
+    if (route === "meta") return this.data.meta as T;
+    const answer = this.answer(route, params);
+    if (answer.json === undefined) throw new DataError(`The report's answer of ${route} is not a JSON document.`);
+    return answer.json as T;
+  }
+
+  async bytes(route: string, params?: Params): Promise<ArrayBuffer> {
+    const { bytes } = this.raw(route, params);
+    return bytes.slice().buffer;
+  }
+
+  async blob(route: string, params?: Params): Promise<Blob> {
+    const { type, bytes } = this.raw(route, params);
+    return new Blob([bytes], { type });
+  }
+
+  held(route: string): Record<string, string>[] {
+    let list = this.byRoute.get(route);
+    if (!list) {
+      list = [];
+      for (const key of Object.keys(this.data.answers)) {
+        const parsed = parseKey(key);
+        if (parsed.route === route) list.push(parsed.params);
+      }
+      this.byRoute.set(route, list);
+    }
+    return list;
   }
 }
 
-/** The embedded data of a report page, or the live API next to the page. */
-export function pickSource(doc: Document, location: Location): DataSource {
+/** Standard base64 (with padding) to bytes. */
+export function decodeBase64(text: string): Uint8Array<ArrayBuffer> {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+/** The embedded answers of a report page, or the live API next to the page. */
+export function pickSource(doc: Document, location: Location): Source {
   const text = doc.getElementById("memlens-data")?.textContent?.trim() ?? "";
   if (text && text !== "null") return new EmbeddedSource(JSON.parse(text) as ReportData);
-  return new ApiSource(new URL(".", location.href));
+  return new LiveSource(new URL(".", location.href));
 }

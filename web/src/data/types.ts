@@ -1,137 +1,52 @@
-// Wire types of the viewer's JSON API (crates/memlens-server/src/protocol.rs) and of
-// the heap engine's memory-tree and suspect documents, as the page reads them.
+// The viewer's wire types (`api/meta`, the heap lens's answers, the report's data) and
+// the heap engine's memory-tree and suspect documents, under the names the page uses.
+// They are generated from the Rust wire structs (see ../generated/README.md); only the
+// page's own refinements are written here.
+
+import type { NodeWire, SuspectWire, TreesWire } from "../generated/heap";
+import type {
+  ClassifierWire,
+  EmbeddedAnswerWire,
+  GrowthAnswerWire,
+  HeapMetaWire,
+  LensWire,
+  MetaWire,
+  PointWire,
+  ReportWire,
+  SnapshotWire,
+  TimelineWire,
+  TreeAnswerWire,
+  WindowWire,
+} from "../generated/viewer";
 
 /** Nanoseconds since the recorded process started. */
 export type TimeNs = number;
 
-export type Metric = "bytes" | "objects";
-export type SortStrategy = "growth" | "start" | "end";
+export type Metric = TreesWire["metric"];
+export type SortStrategy = TreesWire["sort"];
 
-export interface Window {
-  start_ns: TimeNs;
-  end_ns: TimeNs;
-}
+export type Window = WindowWire;
+export type ClassifierInfo = ClassifierWire;
+/** A snapshot time of the server's, or one the user picked on the page (`picked`). */
+export type SnapshotInfo = Omit<SnapshotWire, "kind"> & { kind: SnapshotWire["kind"] | "picked" };
+export type LensInfo = LensWire;
 
-export interface ClassifierInfo {
-  name: string;
-  title: string;
-  summary: string;
-}
+/** `api/meta`: the run and the lenses. */
+export type Meta = MetaWire;
+/** `api/heap/meta`: the heap lens's run, totals, marks, threads, classifiers, snapshots. */
+export type HeapMeta = HeapMetaWire;
 
-export interface SnapshotInfo {
-  time_ns: TimeNs;
-  kind: "start" | "point" | "mark" | "peak" | "dip" | "picked";
-  label: string;
-}
-
-export interface LensInfo {
-  id: string;
-  title: string;
-  question: string;
-}
-
-export interface Meta {
-  version: number;
-  program: string;
-  pid: number | null;
-  trace: string;
-  run: Window;
-  stats: {
-    allocations: number;
-    frees: number;
-    reallocations: number;
-    peak_bytes: number;
-    peak_time_ns: TimeNs;
-    peak_objects: number;
-    live_at_exit_bytes: number;
-    live_at_exit_objects: number;
-  };
-  marks: { time_ns: TimeNs; name: string }[];
-  threads: { tid: number; name: string }[];
-  classifiers: ClassifierInfo[];
-  default_classifiers: string[];
-  snapshots: SnapshotInfo[];
-  lenses: LensInfo[];
-  notes: string[];
-}
-
-export interface TimelineDoc {
-  window: Window;
-  peak: HeapPoint;
-  buckets: {
-    start_ns: TimeNs[];
-    end_ns: TimeNs[];
-    min_bytes: number[];
-    max_bytes: number[];
-    last_bytes: number[];
-    min_objects: number[];
-    max_objects: number[];
-    last_objects: number[];
-  };
-}
-
-export interface HeapPoint {
-  time_ns: TimeNs;
-  bytes: number;
-  objects: number;
-}
+export type TimelineDoc = TimelineWire;
+export type HeapPoint = PointWire;
 
 /** One node of a memory tree; `children` are in stable sort-position order. */
-export interface TreeNode {
-  key: string;
-  full_key: string[];
-  bytes: number;
-  objects: number;
-  growth_bytes: number;
-  growth_objects: number;
-  sort_position: number;
-  is_other: boolean;
-  classifier: number | null;
-  children?: TreeNode[];
-}
+export type TreeNode = NodeWire;
+export type TreesDoc = TreesWire;
+export type TreeResponse = TreeAnswerWire;
 
-export interface TreesDoc {
-  classifiers: string[];
-  times_ns: TimeNs[];
-  metric: Metric;
-  sort: SortStrategy;
-  trees: { time_ns: TimeNs; root: TreeNode }[];
-}
-
-export interface TreeResponse {
-  doc: TreesDoc;
-  /** The root's size at every time of the server's series. */
-  totals: HeapPoint[];
-  drill?: { requested: string[]; path: string[]; found: boolean };
-}
-
-export interface Suspect {
-  key: string;
-  full_key: string[];
-  growth_bytes: number;
-  growth_objects: number;
-  start_bytes: number;
-  end_bytes: number;
-  max_bytes: number;
-  live_at_exit_bytes: number;
-  live_at_exit_objects: number;
-  monotonicity: number;
-  r_squared: number;
-  slope_bytes_per_s: number;
-  persistence: number;
-  score: number;
-}
-
-export interface GrowthDoc {
-  by: string;
-  doc: { suspects: Suspect[] };
-}
+export type Suspect = SuspectWire;
+export type GrowthDoc = GrowthAnswerWire;
 
 /** The data a report embeds in place of the API. */
-export interface ReportData {
-  version: number;
-  meta: Meta;
-  timeline: TimelineDoc;
-  growth: GrowthDoc[];
-  trees: { by: string; metric: Metric; sort: SortStrategy; response: TreeResponse }[];
-}
+export type ReportData = ReportWire;
+export type EmbeddedAnswer = EmbeddedAnswerWire;

@@ -3,10 +3,10 @@
 // the lens's state and keeps every part in step with it; the parts draw.
 
 import { h } from "../app/dom";
-import type { LensContext } from "../app/lenses";
-import { DataError, type DataSource } from "../data/source";
-import type { Meta, SnapshotInfo, Suspect, TimeNs, TimelineDoc, TreeNode } from "../data/types";
+import { DataError } from "../data/source";
+import type { HeapMeta, SnapshotInfo, Suspect, TimeNs, TimelineDoc, TreeNode } from "../data/types";
 import { formatDuration } from "../format";
+import type { HeapApi } from "./api";
 import { Breadcrumbs } from "./breadcrumbs";
 import { ColorScheme } from "./colors";
 import { GrowthPanel } from "./growth_panel";
@@ -65,15 +65,15 @@ export class HeapLens {
   private readonly growth: GrowthPanel;
   private readonly tooltip = new Tooltip();
 
-  static async mount(container: HTMLElement, { source, meta }: LensContext): Promise<HeapLens> {
+  static async mount(container: HTMLElement, source: HeapApi, meta: HeapMeta): Promise<HeapLens> {
     const timeline = await source.timeline(600);
     return new HeapLens(container, source, meta, timeline);
   }
 
   private constructor(
     container: HTMLElement,
-    private readonly source: DataSource,
-    private readonly meta: Meta,
+    private readonly source: HeapApi,
+    private readonly meta: HeapMeta,
     private readonly timelineDoc: TimelineDoc,
   ) {
     this.store = new TreeStore(source);
@@ -113,9 +113,12 @@ export class HeapLens {
 
     const card = (title: string, extra: Node | null, ...body: Node[]) =>
       h("section", { class: "card" }, h("header", { class: "card-head" }, h("h2", {}, title), extra), ...body);
+    // What the heap engine repaired in the trace, above everything else.
+    const notes = meta.notes.length > 0 ? h("div", { class: "notes hl-notes" }, ...meta.notes.map((n) => h("p", {}, n))) : null;
     this.el = h(
       "div",
       { class: "heap-lens", "data-testid": "heap-lens" },
+      notes,
       h(
         "div",
         { class: "hl-main" },

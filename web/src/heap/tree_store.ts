@@ -2,7 +2,7 @@
 // at each time fetched so far, and the heap totals at every time of the series.
 // Concurrent requests for the same trees are made once.
 
-import type { DataSource } from "../data/source";
+import type { HeapApi } from "./api";
 import type { HeapPoint, Metric, SortStrategy, TimeNs, TreeNode } from "../data/types";
 
 /** What a memory tree depends on besides its time. */
@@ -21,7 +21,7 @@ export class TreeStore {
   private readonly totals = new Map<string, Map<TimeNs, HeapPoint>>();
   private readonly pending = new Map<string, Promise<void>>();
 
-  constructor(private readonly source: DataSource) {}
+  constructor(private readonly source: HeapApi) {}
 
   get(combo: Combo, time: TimeNs): TreeNode | undefined {
     return this.trees.get(`${comboKey(combo)}@${time}`);

@@ -2,38 +2,20 @@
 //! least-recently-used cache of recent answers (tiles, bars), so panning back and
 //! forth, a second view of the same window, or a page reload cost a lookup.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use lru::LruCache;
 use memlens_alloc::RgbaImage;
 
-/// Encodes `img` as an 8-bit RGBA PNG (fast compression: tiles are mostly flat).
+/// Encodes `img` as an 8-bit RGBA PNG ([`RgbaImage::to_png`]: fast compression, tiles
+/// are mostly flat).
 pub fn encode_png(img: &RgbaImage) -> Vec<u8> {
-    let mut out = Vec::with_capacity(img.pixels.len() / 8 + 64);
-    {
-        let mut enc = png::Encoder::new(&mut out, img.width, img.height);
-        enc.set_color(png::ColorType::Rgba);
-        enc.set_depth(png::BitDepth::Eight);
-        enc.set_compression(png::Compression::Fast);
-        // Writing to a Vec cannot fail, and the engine's images always have
-        // width × height × 4 bytes.
-        let mut writer = enc.write_header().expect("PNG header into memory");
-        writer
-            .write_image_data(&img.pixels)
-            .expect("PNG data of a well-formed image");
-        writer.finish().expect("PNG end into memory");
-    }
-    out
-}
-
-struct Entry {
-    used: u64,
-    bytes: Arc<Vec<u8>>,
+    img.to_png()
 }
 
 struct Inner {
-    entries: HashMap<String, Entry>,
-    clock: u64,
+    entries: LruCache<String, Arc<Vec<u8>>>,
+    /// The bytes held by `entries`.
     total: usize,
 }
 
@@ -48,8 +30,8 @@ impl ImageCache {
     pub fn new(budget: usize) -> ImageCache {
         ImageCache {
             inner: Mutex::new(Inner {
-                entries: HashMap::new(),
-                clock: 0,
+                // Bounded by bytes below, not by a count of answers.
+                entries: LruCache::unbounded(),
                 total: 0,
             }),
             budget,
@@ -59,11 +41,7 @@ impl ImageCache {
     /// The answer for `key`, if cached (and marks it recently used).
     pub fn get(&self, key: &str) -> Option<Arc<Vec<u8>>> {
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        inner.clock += 1;
-        let now = inner.clock;
-        let entry = inner.entries.get_mut(key)?;
-        entry.used = now;
-        Some(Arc::clone(&entry.bytes))
+        inner.entries.get(key).map(Arc::clone)
     }
 
     /// Keeps `bytes` for `key`, dropping the least recently used answers beyond the budget.
@@ -72,24 +50,16 @@ impl ImageCache {
             return;
         }
         let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-        inner.clock += 1;
-        let used = inner.clock;
         inner.total += bytes.len();
-        if let Some(old) = inner.entries.insert(key, Entry { used, bytes }) {
-            inner.total -= old.bytes.len();
+        if let Some(old) = inner.entries.put(key, bytes) {
+            inner.total -= old.len();
         }
+        // The new answer is the most recently used, and fits alone: it stays.
         while inner.total > self.budget {
-            let Some(oldest) = inner
-                .entries
-                .iter()
-                .min_by_key(|(_, e)| e.used)
-                .map(|(k, _)| k.clone())
-            else {
+            let Some((_, oldest)) = inner.entries.pop_lru() else {
                 break;
             };
-            if let Some(e) = inner.entries.remove(&oldest) {
-                inner.total -= e.bytes.len();
-            }
+            inner.total -= oldest.len();
         }
     }
 

@@ -18,9 +18,13 @@
 //! | `bar?bin&t0&t1&w&h&style&profile&alpha` | the occupancy bar of a bin or of all (PNG, the paper's Figure 5) |
 //! | `bars?bins&t0&t1&w&bar_h&gap&style&profile&alpha` | every bin's bar stacked (PNG, Figure 6) |
 //! | `metrics?bin&samples&t0&t1` | occupancy, waste, fragmentation, event rate, latency over time (JSON) |
+//!
+//! A report embeds what the page asks for on opening, for the real run and one pool
+//! replay, with the first levels of grid tiles ([`report`]).
 
 pub mod images;
 pub mod query;
+pub mod report;
 pub mod wire;
 
 use std::collections::HashMap;
@@ -33,7 +37,7 @@ use memlens_alloc::{
 };
 
 use crate::error::ApiError;
-use crate::lens_api::{ApiBody, LensApi};
+use crate::lens_api::{ApiBody, LensApi, ReportRequest};
 use crate::protocol::{LensWire, to_json};
 
 use images::{ImageCache, encode_png};
@@ -460,21 +464,27 @@ pub fn block_near(
     None
 }
 
-/// Splits a site label `function (file:line)` into its function and location.
-fn split_site(label: &str) -> (String, String) {
-    if let Some(open) = label.rfind(" (")
-        && label.ends_with(')')
-    {
-        return (
-            label[..open].to_owned(),
-            label[open + 2..label.len() - 1].to_owned(),
-        );
+/// A site's source position as the details panel shows it: `file:line`, the module
+/// without line information, or nothing.
+fn site_location(site: &memlens_vocab::Site) -> String {
+    match (site.file_name(), site.line) {
+        ("", _) => site.module.clone(),
+        (file, 0) => file.to_owned(),
+        (file, line) => format!("{file}:{line}"),
     }
-    (label.to_owned(), String::new())
 }
 
 fn block_wire(model: &AllocModel, info: &BlockInfo) -> BlockWire {
-    let (function, location) = split_site(model.site_label(info.site));
+    let site = model
+        .sites()
+        .get(info.site.index())
+        .map(|s| s.site.clone())
+        .unwrap_or_default();
+    let (function, location) = if site.is_symbolized() {
+        (site.function.clone(), site_location(&site))
+    } else {
+        (model.site_label(info.site).to_owned(), String::new())
+    };
     let y0 = model.axis_position(info.id);
     let block = model.block(info.id);
     BlockWire {
@@ -621,6 +631,10 @@ impl LensApi for AllocLens {
             }),
         }
     }
+
+    fn report_requests(&self) -> Vec<ReportRequest> {
+        report::requests(self)
+    }
 }
 
 #[cfg(test)]
@@ -628,15 +642,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn site_labels_split_into_function_and_location() {
-        assert_eq!(
-            split_site("make_list (alloc.c:42)"),
-            ("make_list".to_owned(), "alloc.c:42".to_owned())
-        );
-        assert_eq!(
-            split_site("operator new(unsigned long)"),
-            ("operator new(unsigned long)".to_owned(), String::new())
-        );
-        assert_eq!(split_site(""), (String::new(), String::new()));
+    fn sites_give_their_function_and_location() {
+        let mut site = memlens_vocab::Site::at("make_list", "/src/alloc.c", 42);
+        assert_eq!(site_location(&site), "alloc.c:42");
+        site.line = 0;
+        assert_eq!(site_location(&site), "alloc.c");
+        let library = memlens_vocab::Site {
+            function: "sqlite3VdbeExec".into(),
+            module: "libsqlite3.so.0".into(),
+            ..memlens_vocab::Site::default()
+        };
+        assert_eq!(site_location(&library), "libsqlite3.so.0");
+        assert_eq!(site_location(&memlens_vocab::Site::default()), "");
     }
 }

@@ -4,9 +4,11 @@
 //! numbers are doubles.
 
 use serde::Serialize;
+use ts_rs::TS;
 
 /// `api/alloc/meta`: what the page needs to lay out its views.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "alloc.ts")]
 pub struct MetaWire {
     /// The pool configuration replayed, or `None` for the real run.
     pub pool: Option<String>,
@@ -39,7 +41,8 @@ pub struct MetaWire {
 }
 
 /// A time range.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "alloc.ts")]
 pub struct RangeWire {
     /// First instant, ns.
     pub start_ns: u64,
@@ -48,11 +51,13 @@ pub struct RangeWire {
 }
 
 /// A bin.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "alloc.ts")]
 pub struct BinWire {
     /// Its id (`bins=`, `bin=`).
     pub id: u32,
     /// `main-heap`, `arena`, `mmap`, `pool` or `heap`.
+    #[ts(type = r#""main-heap" | "arena" | "mmap" | "pool" | "heap""#)]
     pub kind: &'static str,
     /// A readable name.
     pub name: String,
@@ -77,7 +82,8 @@ pub struct BinWire {
 }
 
 /// A process.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "alloc.ts")]
 pub struct ProcessWire {
     /// Its pid.
     pub pid: u32,
@@ -90,7 +96,8 @@ pub struct ProcessWire {
 }
 
 /// A thread.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "alloc.ts")]
 pub struct ThreadWire {
     /// Kernel thread id.
     pub tid: u32,
@@ -105,7 +112,8 @@ pub struct ThreadWire {
 }
 
 /// A site.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "alloc.ts")]
 pub struct SiteWire {
     /// `function (file:line)`, or empty for the unknown site.
     pub label: String,
@@ -116,7 +124,8 @@ pub struct SiteWire {
 }
 
 /// A colouring attribute.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "alloc.ts")]
 pub struct ColorByWire {
     /// Its name (`color=`).
     pub id: &'static str,
@@ -127,7 +136,8 @@ pub struct ColorByWire {
 }
 
 /// A pool replay's report.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "alloc.ts")]
 pub struct ReplayWire {
     /// Requests replayed.
     pub requests: u64,
@@ -150,7 +160,8 @@ pub struct ReplayWire {
 }
 
 /// A pool bin's replay figures.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "alloc.ts")]
 pub struct ReplayBinWire {
     /// Block size.
     pub block_size: u64,
@@ -167,7 +178,8 @@ pub struct ReplayBinWire {
 }
 
 /// An overflowed request.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "alloc.ts")]
 pub struct OverflowWire {
     /// When, ns.
     pub t_ns: u64,
@@ -180,14 +192,16 @@ pub struct OverflowWire {
 }
 
 /// `api/alloc/block`: the block under the mouse, or `null`.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "alloc.ts")]
 pub struct BlockAnswerWire {
     /// The block, if any lies there.
     pub block: Option<BlockWire>,
 }
 
 /// Brushing details of one block.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "alloc.ts")]
 pub struct BlockWire {
     /// Its id.
     pub id: u32,
@@ -236,7 +250,8 @@ pub struct BlockWire {
 }
 
 /// `api/alloc/metrics`: a bin's (or all bins') metrics over a window, in columns.
-#[derive(Serialize)]
+#[derive(Serialize, TS)]
+#[ts(export_to = "alloc.ts")]
 pub struct MetricsWire {
     /// The bin, or none for all.
     pub bin: Option<u32>,

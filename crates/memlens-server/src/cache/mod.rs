@@ -16,22 +16,26 @@
 //! Sessions (a source under a hierarchy) are built on first use — one simulation pass
 //! that records the timeline and checkpoints ([`session`]) — and the most recent few
 //! are kept, so scrubbing and re-asking are cheap. No analysis happens here: every
-//! number comes from `memlens-cache`.
+//! number comes from `memlens-cache`. A report embeds the default session's answers
+//! for a bounded prefix of its references ([`report`]).
 
 mod batch;
 pub mod columns;
 mod query;
+pub mod report;
 mod session;
 mod source;
-mod wire;
+pub(crate) mod wire;
 
 use std::collections::HashMap;
+use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
+use lru::LruCache;
 use memlens_cache::{HierarchyConfig, LevelCounters, RegionId, Replacement, WritePolicy};
 
 use crate::error::ApiError;
-use crate::lens_api::{ApiBody, LensApi};
+use crate::lens_api::{ApiBody, LensApi, ReportRequest};
 use crate::protocol::{LensWire, to_json};
 
 pub use query::{MAX_LEVELS, MAX_LINES, MAX_WAYS};
@@ -44,8 +48,8 @@ use wire::*;
 /// The largest batch the page may ask for, in references.
 pub const MAX_BATCH: usize = 1 << 16;
 
-/// How many sessions (source × hierarchy) are kept.
-const KEPT_SESSIONS: usize = 4;
+/// How many sessions (source × hierarchy) are kept, the most recently used.
+const KEPT_SESSIONS: NonZeroUsize = NonZeroUsize::new(4).expect("not zero");
 
 /// How many generated kernels are kept.
 const KEPT_KERNELS: usize = 8;
@@ -54,7 +58,6 @@ const KEPT_KERNELS: usize = 8;
 pub const TRACE_SOURCE: &str = "trace";
 
 struct Built {
-    key: String,
     source: Arc<ReferenceSource>,
     source_id: String,
     n: Option<u64>,
@@ -68,7 +71,8 @@ pub struct CacheLens {
     default_n: Option<u64>,
     default_config: Option<HierarchyConfig>,
     kernels: Mutex<Vec<(String, Arc<ReferenceSource>)>>,
-    sessions: Mutex<Vec<Arc<Built>>>,
+    /// By session key.
+    sessions: Mutex<LruCache<String, Arc<Built>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -90,7 +94,7 @@ impl CacheLens {
             default_n: None,
             default_config: None,
             kernels: Mutex::new(Vec::new()),
-            sessions: Mutex::new(Vec::new()),
+            sessions: Mutex::new(LruCache::new(KEPT_SESSIONS)),
         }
     }
 
@@ -194,25 +198,19 @@ impl CacheLens {
             .unwrap_or_else(|| self.default_config_for(&q.source));
         let key = query::session_key(&q.source, n, &config);
         let mut sessions = lock(&self.sessions);
-        if let Some(i) = sessions.iter().position(|b| b.key == key) {
-            let built = sessions.remove(i);
-            sessions.push(Arc::clone(&built));
-            return Ok(built);
+        if let Some(built) = sessions.get(&key) {
+            return Ok(Arc::clone(built));
         }
         let source = self.source(&q.source, n)?;
         let session = Session::build(Arc::clone(&source.references), &config)
             .map_err(|e| ApiError::bad_request(format!("levels: {e}")))?;
         let built = Arc::new(Built {
-            key,
             source,
             source_id: q.source,
             n,
             session: Arc::new(Mutex::new(session)),
         });
-        if sessions.len() >= KEPT_SESSIONS {
-            sessions.remove(0);
-        }
-        sessions.push(Arc::clone(&built));
+        sessions.put(key, Arc::clone(&built));
         Ok(built)
     }
 
@@ -441,5 +439,9 @@ impl LensApi for CacheLens {
                 ),
             }),
         }
+    }
+
+    fn report_requests(&self) -> Vec<ReportRequest> {
+        report::requests(self)
     }
 }

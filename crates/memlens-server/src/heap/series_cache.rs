@@ -17,17 +17,20 @@
 //! survive pruning. A new time can only bring in groups that were live at none of the
 //! snapshot times; they enter with a growth of zero, after the growing groups.
 
+use std::num::NonZeroUsize;
+
+use lru::LruCache;
 use memlens_heap::{
     ClassifierOptions, HeapModel, Metric, PruneRule, SortStrategy, Tree, TreeOptions, TreeSeries,
     Trees, parse_classifiers,
 };
 
+use super::request::ClassifierList;
 use crate::error::ApiError;
-use crate::request::ClassifierList;
 
 /// Classifier lists kept at once (each holds two series of four bytes per allocation
 /// plus nodes × times).
-const MAX_SERIES: usize = 3;
+const MAX_SERIES: NonZeroUsize = NonZeroUsize::new(3).expect("not zero");
 /// The most tree nodes (nodes per tree × times) the probe series may order and prune
 /// in one request, about 30 ms of work; past it the probe starts afresh.
 const PROBE_BUDGET: usize = 30_000;
@@ -124,7 +127,6 @@ impl<'m> Versioned<'m> {
 }
 
 struct SeriesEntry<'m> {
-    by: ClassifierList,
     /// Over the snapshot times, never grown: its trees are ordered and pruned once per
     /// choice, so a step to a snapshot time costs nothing but the answer.
     snapshots: Versioned<'m>,
@@ -155,11 +157,11 @@ impl TreesAnswer<'_> {
     }
 }
 
-/// Series by classifier list, least recently used first.
+/// Series by classifier list, the [`MAX_SERIES`] most recently used.
 pub struct SeriesCache<'m> {
     model: &'m HeapModel,
     base_times: Vec<u64>,
-    entries: Vec<SeriesEntry<'m>>,
+    entries: LruCache<ClassifierList, SeriesEntry<'m>>,
     /// [`PROBE_BUDGET`], smaller in tests.
     probe_budget: usize,
 }
@@ -171,7 +173,7 @@ impl<'m> SeriesCache<'m> {
         SeriesCache {
             model,
             base_times,
-            entries: Vec::new(),
+            entries: LruCache::new(MAX_SERIES),
             probe_budget: PROBE_BUDGET,
         }
     }
@@ -192,9 +194,9 @@ impl<'m> SeriesCache<'m> {
             )));
         }
         let base = self.probe_base();
-        let index = self.entry(by)?;
         let model = self.model;
-        let entry = &mut self.entries[index];
+        let probe_budget = self.probe_budget;
+        let entry = self.entry(by, &base)?;
         let mut new_times: Vec<u64> = times
             .iter()
             .copied()
@@ -203,7 +205,7 @@ impl<'m> SeriesCache<'m> {
         new_times.sort_unstable();
         new_times.dedup();
         let unseen = new_times.iter().filter(|&&t| !entry.probe.holds(t)).count();
-        if unseen > 0 && entry.probe.cost(unseen) > self.probe_budget {
+        if unseen > 0 && entry.probe.cost(unseen) > probe_budget {
             // Start the probe afresh: its cost grows with its times.
             let mut fresh = base.clone();
             fresh.extend(&new_times);
@@ -219,7 +221,7 @@ impl<'m> SeriesCache<'m> {
         }
         let snapshots = entry.snapshots.slot(choice);
         let probe = (!new_times.is_empty()).then(|| entry.probe.slot(choice));
-        let entry = &self.entries[index];
+        let entry = &*entry;
         Ok(TreesAnswer {
             snapshots: &entry.snapshots.trees[snapshots].trees,
             probe: probe.map(|i| &entry.probe.trees[i].trees),
@@ -233,7 +235,7 @@ impl<'m> SeriesCache<'m> {
         let base = self.probe_base();
         let budget = self.probe_budget;
         let mut worked = false;
-        for entry in &mut self.entries {
+        for (_, entry) in self.entries.iter_mut() {
             let probe = &entry.probe;
             if probe.series.times().len() > base.len() && probe.cost(1) > budget {
                 let nodes = probe.nodes_per_tree;
@@ -261,29 +263,28 @@ impl<'m> SeriesCache<'m> {
         base
     }
 
-    /// The index of `by`'s entry, built if needed, moved to the most recent place.
-    fn entry(&mut self, by: &ClassifierList) -> Result<usize, ApiError> {
-        if let Some(i) = self.entries.iter().position(|e| &e.by == by) {
-            let entry = self.entries.remove(i);
-            self.entries.push(entry);
-        } else {
+    /// The entry of `by`, built if needed (its probe series over `probe_base`, and
+    /// dropping the least recently used entry when the cache is full), now the most
+    /// recently used.
+    fn entry(
+        &mut self,
+        by: &ClassifierList,
+        probe_base: &[u64],
+    ) -> Result<&mut SeriesEntry<'m>, ApiError> {
+        let (model, base_times) = (self.model, &self.base_times);
+        self.entries.try_get_or_insert_mut_ref(by, || {
             let options = ClassifierOptions {
                 domain_prefixes: by.domains.clone(),
                 ..ClassifierOptions::default()
             };
             let chain = parse_classifiers(&by.text(), options)?;
-            let snapshots = TreeSeries::compute(self.model, &chain, &self.base_times)?;
-            let probe = TreeSeries::compute(self.model, &chain, &self.probe_base())?;
-            if self.entries.len() == MAX_SERIES {
-                self.entries.remove(0);
-            }
-            self.entries.push(SeriesEntry {
-                by: by.clone(),
+            let snapshots = TreeSeries::compute(model, &chain, base_times)?;
+            let probe = TreeSeries::compute(model, &chain, probe_base)?;
+            Ok(SeriesEntry {
                 snapshots: Versioned::new(snapshots),
                 probe: Versioned::new(probe),
-            });
-        }
-        Ok(self.entries.len() - 1)
+            })
+        })
     }
 }
 
@@ -303,6 +304,7 @@ mod tests {
                 line: 1,
                 module: "prog",
                 inlined_into: None,
+                kind: memlens_vocab::FrameKind::User,
             })
         };
         let leak = frame(&mut b, "leak");

@@ -1,4 +1,4 @@
-//! The API's requests: typed, validated and bounded, parsed from a query string.
+//! The heap lens's requests: typed, validated and bounded, parsed from a query string.
 //!
 //! Every list has a maximum length and every string a maximum size, so a request cannot
 //! make the engine do unbounded work or hold unbounded memory. Parsing does not need
@@ -16,8 +16,6 @@ pub const MAX_CLASSIFIERS: usize = 8;
 pub const MAX_TIMES: usize = 64;
 /// The most keys in a drill-down path.
 pub const MAX_PATH_KEYS: usize = 64;
-/// The longest query string the API reads, in bytes.
-pub const MAX_QUERY_BYTES: usize = 8 * 1024;
 /// The most timeline buckets one request may ask for.
 pub const MAX_TIMELINE_POINTS: usize = 4096;
 /// The most suspects one growth request may ask for.
@@ -59,7 +57,7 @@ impl ClassifierList {
     }
 }
 
-/// `GET api/tree`: memory trees at some times.
+/// `GET api/heap/tree`: memory trees at some times.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TreeRequest {
     /// The grouping.
@@ -79,7 +77,7 @@ pub struct TreeRequest {
     pub depth: Option<usize>,
 }
 
-/// `GET api/growth`: leak suspects.
+/// `GET api/heap/growth`: leak suspects.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GrowthRequest {
     /// The grouping.
@@ -88,7 +86,7 @@ pub struct GrowthRequest {
     pub top: usize,
 }
 
-/// `GET api/timeline`: the heap over the run.
+/// `GET api/heap/timeline`: the heap over the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TimelineRequest {
     /// The number of buckets.

@@ -1,0 +1,301 @@
+//! The heap lens's answers, computed by the heap engine: the lens's engine thread
+//! holds one [`Engine`] over its model and asks it for wire documents.
+//!
+//! The engine owns the caches that make interaction cheap: timelines by resolution,
+//! memory-tree series by classifier list (see [`series_cache`](super::series_cache)) and
+//! suspects by classifier list. It holds no analysis of its own: every number comes
+//! from `memlens-heap`.
+
+use memlens_heap::protocol::{suspects_to_json, trees_to_json};
+use memlens_heap::{
+    ClassifierOptions, GrowthQuery, HeapModel, Node, Resolution, Suspect, Tree, Trees,
+    classifiers::REGISTRY, growth_suspects, parse_classifiers,
+};
+use serde_json::value::RawValue;
+
+use super::drill;
+use super::request::{ClassifierList, GrowthRequest, MAX_SUSPECTS, TimelineRequest, TreeRequest};
+use super::series_cache::{SeriesCache, TreeChoice, TreesAnswer};
+use super::snapshots::{Snapshot, snapshot_plan};
+use crate::error::ApiError;
+use crate::protocol::{
+    BucketColumns, ClassifierWire, DrillWire, GrowthAnswerWire, HeapMetaWire, MarkWire, PointWire,
+    SnapshotWire, StatsWire, ThreadWire, TimelineWire, TreeAnswerWire, WindowWire,
+};
+
+/// Sampling intervals of the growth ranking.
+const GROWTH_SAMPLES: usize = 64;
+/// Suspect lists and timelines kept at once.
+const SMALL_CACHE: usize = 4;
+
+/// How the engine picks its defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EngineOptions {
+    /// Evenly spaced snapshot points (besides the start, marks, peaks and dips).
+    pub points: usize,
+    /// The classifier list the page starts with, e.g. `site,thread`.
+    pub default_classifiers: String,
+}
+
+impl Default for EngineOptions {
+    /// 20 points, grouped by `site,thread`.
+    fn default() -> Self {
+        EngineOptions {
+            points: 20,
+            default_classifiers: "site,thread".to_owned(),
+        }
+    }
+}
+
+impl EngineOptions {
+    /// The default classifier names, outermost first, as the meta document lists them.
+    pub fn default_names(&self) -> Vec<&str> {
+        self.default_classifiers
+            .split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .collect()
+    }
+}
+
+/// Answers the heap lens's requests for one model.
+pub struct Engine<'m> {
+    model: &'m HeapModel,
+    options: EngineOptions,
+    snapshots: Vec<Snapshot>,
+    series: SeriesCache<'m>,
+    suspects: Vec<(ClassifierList, Vec<Suspect>)>,
+    timelines: Vec<(usize, TimelineWire)>,
+}
+
+impl<'m> Engine<'m> {
+    /// An engine for `model`; finds the snapshot times (one O(N) timeline pass).
+    /// Fails when the default classifier list is not valid.
+    pub fn new(model: &'m HeapModel, options: EngineOptions) -> Result<Self, ApiError> {
+        parse_classifiers(&options.default_classifiers, ClassifierOptions::default())?;
+        let snapshots = snapshot_plan(model, options.points);
+        let base_times = snapshots.iter().map(|s| s.time_ns).collect();
+        Ok(Engine {
+            model,
+            options,
+            snapshots,
+            series: SeriesCache::new(model, base_times),
+            suspects: Vec::new(),
+            timelines: Vec::new(),
+        })
+    }
+
+    /// The default classifier list.
+    pub fn default_classifiers(&self) -> &str {
+        &self.options.default_classifiers
+    }
+
+    /// The snapshot times.
+    pub fn snapshots(&self) -> &[Snapshot] {
+        &self.snapshots
+    }
+
+    /// `meta`.
+    pub fn meta(&self) -> HeapMetaWire<'_> {
+        let model = self.model;
+        let cx = model.context();
+        let stats = model.stats();
+        let run = model.run();
+        let threads = &cx.threads;
+        HeapMetaWire {
+            run: WindowWire {
+                start_ns: run.start_ns,
+                end_ns: run.end_ns,
+            },
+            stats: StatsWire {
+                allocations: stats.allocations,
+                frees: stats.frees,
+                reallocations: stats.reallocations,
+                peak_bytes: stats.peak_bytes,
+                peak_time_ns: stats.peak_time_ns,
+                peak_objects: stats.peak_objects,
+                live_at_exit_bytes: stats.live_at_exit_bytes,
+                live_at_exit_objects: stats.live_at_exit_objects,
+            },
+            marks: model
+                .marks()
+                .iter()
+                .map(|m| MarkWire {
+                    time_ns: m.t_ns,
+                    name: cx.strings.get(m.name),
+                })
+                .collect(),
+            threads: (0..threads.len())
+                .map(|i| ThreadWire {
+                    tid: threads.tid[i],
+                    name: cx.strings.get(threads.name[i]),
+                })
+                .collect(),
+            classifiers: REGISTRY
+                .iter()
+                // `closest-domain-site` needs prefixes the page cannot guess.
+                .filter(|e| e.name != "closest-domain-site")
+                .map(|e| ClassifierWire {
+                    name: e.name,
+                    title: e.title,
+                    summary: e.summary,
+                })
+                .collect(),
+            default_classifiers: self.options.default_names(),
+            snapshots: self
+                .snapshots
+                .iter()
+                .map(|s| SnapshotWire {
+                    time_ns: s.time_ns,
+                    kind: s.kind.name(),
+                    label: &s.label,
+                })
+                .collect(),
+            notes: model.diagnostics().messages(),
+        }
+    }
+
+    /// `timeline`.
+    pub fn timeline(&mut self, request: TimelineRequest) -> Result<&TimelineWire, ApiError> {
+        let index = match self
+            .timelines
+            .iter()
+            .position(|(p, _)| *p == request.points)
+        {
+            Some(i) => i,
+            None => {
+                let timeline = self
+                    .model
+                    .timeline(Resolution::Points(request.points), None)?;
+                let mut columns = BucketColumns::default();
+                for b in &timeline.buckets {
+                    columns.start_ns.push(b.start_ns);
+                    columns.end_ns.push(b.end_ns);
+                    columns.min_bytes.push(b.min_bytes);
+                    columns.max_bytes.push(b.max_bytes);
+                    columns.last_bytes.push(b.last_bytes);
+                    columns.min_objects.push(b.min_objects);
+                    columns.max_objects.push(b.max_objects);
+                    columns.last_objects.push(b.last_objects);
+                }
+                let wire = TimelineWire {
+                    window: WindowWire {
+                        start_ns: timeline.window.start_ns,
+                        end_ns: timeline.window.end_ns,
+                    },
+                    peak: PointWire {
+                        time_ns: timeline.peak.time_ns,
+                        bytes: timeline.peak.bytes,
+                        objects: timeline.peak.objects,
+                    },
+                    buckets: columns,
+                };
+                if self.timelines.len() == SMALL_CACHE {
+                    self.timelines.remove(0);
+                }
+                self.timelines.push((request.points, wire));
+                self.timelines.len() - 1
+            }
+        };
+        Ok(&self.timelines[index].1)
+    }
+
+    /// `tree`.
+    pub fn tree<'r>(&mut self, request: &'r TreeRequest) -> Result<TreeAnswerWire<'r>, ApiError> {
+        let choice = TreeChoice {
+            metric: request.metric,
+            sort: request.sort,
+            prune: request.prune,
+        };
+        let answer = self.series.trees(&request.by, &request.times, choice)?;
+        Ok(tree_answer(&answer, request))
+    }
+
+    /// Prepares the caches for the next requests (see [`SeriesCache::maintain`]); call it
+    /// when no request is waiting. Returns whether it did any work.
+    pub fn maintain(&mut self) -> Result<bool, ApiError> {
+        self.series.maintain()
+    }
+
+    /// `growth`.
+    pub fn growth(&mut self, request: &GrowthRequest) -> Result<GrowthAnswerWire, ApiError> {
+        let index = match self.suspects.iter().position(|(by, _)| by == &request.by) {
+            Some(i) => i,
+            None => {
+                let options = ClassifierOptions {
+                    domain_prefixes: request.by.domains.clone(),
+                    ..ClassifierOptions::default()
+                };
+                let chain = parse_classifiers(&request.by.text(), options)?;
+                let query = GrowthQuery {
+                    samples: GROWTH_SAMPLES,
+                    limit: Some(MAX_SUSPECTS),
+                    ..GrowthQuery::new(chain)
+                };
+                let suspects = growth_suspects(self.model, &query)?;
+                if self.suspects.len() == SMALL_CACHE {
+                    self.suspects.remove(0);
+                }
+                self.suspects.push((request.by.clone(), suspects));
+                self.suspects.len() - 1
+            }
+        };
+        let suspects = &self.suspects[index].1;
+        let shown = &suspects[..request.top.min(suspects.len())];
+        Ok(GrowthAnswerWire {
+            by: request.by.text(),
+            doc: engine_document(suspects_to_json(shown)),
+        })
+    }
+}
+
+/// A document the heap engine wrote, embedded as it is.
+fn engine_document(json: String) -> Box<RawValue> {
+    RawValue::from_string(json).expect("the heap engine writes valid JSON")
+}
+
+/// The `tree` document for `request` from the trees that hold every requested time.
+fn tree_answer<'r>(answer: &TreesAnswer<'_>, request: &'r TreeRequest) -> TreeAnswerWire<'r> {
+    let snapshots = answer.snapshots;
+    let mut times: Vec<u64> = if request.times.is_empty() {
+        snapshots.times_ns.clone()
+    } else {
+        request.times.clone()
+    };
+    times.sort_unstable();
+    times.dedup();
+    let chosen: Vec<&Tree> = times.iter().filter_map(|&t| answer.tree(t)).collect();
+    let roots: Vec<&Node> = chosen.iter().map(|t| &t.root).collect();
+    let requested = request.path.as_deref().unwrap_or(&[]);
+    let path = drill::resolve(&roots, requested, request.metric);
+    let selected = Trees {
+        classifiers: snapshots.classifiers.clone(),
+        times_ns: chosen.iter().map(|t| t.time_ns).collect(),
+        metric: snapshots.metric,
+        sort: snapshots.sort,
+        trees: chosen
+            .iter()
+            .map(|t| Tree {
+                time_ns: t.time_ns,
+                root: drill::subtree(&t.root, path, request.depth),
+            })
+            .collect(),
+    };
+    TreeAnswerWire {
+        doc: engine_document(trees_to_json(&selected)),
+        totals: snapshots
+            .trees
+            .iter()
+            .map(|t| PointWire {
+                time_ns: t.time_ns,
+                bytes: t.root.bytes,
+                objects: t.root.objects,
+            })
+            .collect(),
+        drill: request.path.as_deref().map(|requested| DrillWire {
+            requested,
+            path,
+            found: path.len() == requested.len(),
+        }),
+    }
+}

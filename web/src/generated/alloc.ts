@@ -1,0 +1,492 @@
+// Generated from crates/memlens-server/src/alloc/wire.rs by ts-rs: do not edit.
+// Regenerate with `MEMLENS_BLESS=1 cargo test -p memlens-server --test wire_types`.
+
+/**
+ * A bin.
+ */
+export type BinWire = {
+  /**
+   * Its id (`bins=`, `bin=`).
+   */
+  id: number,
+  /**
+   * `main-heap`, `arena`, `mmap`, `pool` or `heap`.
+   */
+  kind: "main-heap" | "arena" | "mmap" | "pool" | "heap",
+  /**
+   * A readable name.
+   */
+  name: string,
+  /**
+   * The pid of its process (none for replay bins).
+   */
+  pid: number | null,
+  /**
+   * Its lowest raw address, hex.
+   */
+  start_hex: string,
+  /**
+   * One past its highest raw address, hex.
+   */
+  end_hex: string,
+  /**
+   * Where it starts on the axis.
+   */
+  axis_start: number,
+  /**
+   * Where it ends on the axis.
+   */
+  axis_end: number,
+  /**
+   * Its capacity in bytes.
+   */
+  capacity: number,
+  /**
+   * Its blocks.
+   */
+  blocks: number,
+  /**
+   * A pool bin's block size.
+   */
+  block_size: number | null,
+  /**
+   * A pool bin's number of blocks.
+   */
+  slots: number | null,
+};
+
+/**
+ * `api/alloc/block`: the block under the mouse, or `null`.
+ */
+export type BlockAnswerWire = {
+  /**
+   * The block, if any lies there.
+   */
+  block: BlockWire | null,
+};
+
+/**
+ * Brushing details of one block.
+ */
+export type BlockWire = {
+  /**
+   * Its id.
+   */
+  id: number,
+  /**
+   * Its bin.
+   */
+  bin: number,
+  /**
+   * The bin's name.
+   */
+  bin_name: string,
+  /**
+   * Allocated at, ns.
+   */
+  t_alloc: number,
+  /**
+   * Freed at, ns; none when never freed.
+   */
+  t_free: number | null,
+  /**
+   * Where its rectangle ends on the time axis (the end of the run if never freed).
+   */
+  t_end: number,
+  /**
+   * Its address, hex.
+   */
+  addr_hex: string,
+  /**
+   * Where it starts on the axis.
+   */
+  y0: number,
+  /**
+   * Where its reserved size ends on the axis.
+   */
+  y1: number,
+  /**
+   * Requested bytes.
+   */
+  requested: number,
+  /**
+   * Reserved bytes.
+   */
+  reserved: number,
+  /**
+   * reserved − requested.
+   */
+  waste: number,
+  /**
+   * Lifetime, ns.
+   */
+  lifetime_ns: number,
+  /**
+   * Thread id.
+   */
+  tid: number,
+  /**
+   * Thread name.
+   */
+  thread_name: string,
+  /**
+   * Process id.
+   */
+  pid: number,
+  /**
+   * Process name.
+   */
+  process_name: string,
+  /**
+   * The allocating function, or empty when unknown.
+   */
+  function: string,
+  /**
+   * Its `file:line`, or empty.
+   */
+  location: string,
+  /**
+   * True when made by `realloc`.
+   */
+  from_realloc: boolean,
+  /**
+   * Allocation latency, ns (traces recorded with `--latency`).
+   */
+  alloc_latency_ns: number | null,
+  /**
+   * Free latency, ns.
+   */
+  free_latency_ns: number | null,
+};
+
+/**
+ * A colouring attribute.
+ */
+export type ColorByWire = {
+  /**
+   * Its name (`color=`).
+   */
+  id: string,
+  /**
+   * True for categories (legend of colours), false for a blue→red scale.
+   */
+  categorical: boolean,
+  /**
+   * False when the trace lacks it (latency without `--latency`).
+   */
+  available: boolean,
+};
+
+/**
+ * `api/alloc/meta`: what the page needs to lay out its views.
+ */
+export type MetaWire = {
+  /**
+   * The pool configuration replayed, or `None` for the real run.
+   */
+  pool: string | null,
+  /**
+   * Blocks in the model.
+   */
+  blocks: number,
+  /**
+   * The run's first and last instant.
+   */
+  run: RangeWire,
+  /**
+   * Length of the compact address axis (the bins' extents stacked).
+   */
+  axis_len: number,
+  /**
+   * The deepest tile level on either axis.
+   */
+  max_level: number,
+  /**
+   * True when the trace has allocator latencies.
+   */
+  has_latency: boolean,
+  /**
+   * The bins, bottom of the axis first.
+   */
+  bins: Array<BinWire>,
+  /**
+   * The recorded processes.
+   */
+  processes: Array<ProcessWire>,
+  /**
+   * The threads (the legend of colour-by thread).
+   */
+  threads: Array<ThreadWire>,
+  /**
+   * The sites with the most blocks (the legend of colour-by site).
+   */
+  sites: Array<SiteWire>,
+  /**
+   * How many sites there are in all.
+   */
+  site_count: number,
+  /**
+   * The colouring attributes.
+   */
+  color_by: Array<ColorByWire>,
+  /**
+   * What the model's builder repaired, one sentence each.
+   */
+  notes: Array<string>,
+  /**
+   * The replay's report, for a pool model.
+   */
+  replay: ReplayWire | null,
+};
+
+/**
+ * `api/alloc/metrics`: a bin's (or all bins') metrics over a window, in columns.
+ */
+export type MetricsWire = {
+  /**
+   * The bin, or none for all.
+   */
+  bin: number | null,
+  /**
+   * The window.
+   */
+  window: RangeWire,
+  /**
+   * Interval length, ns.
+   */
+  interval_ns: number,
+  /**
+   * Sample times (interval midpoints), ns.
+   */
+  t_ns: Array<number>,
+  /**
+   * Occupancy, 0..=1.
+   */
+  occupancy: Array<number>,
+  /**
+   * Live blocks.
+   */
+  live_blocks: Array<number>,
+  /**
+   * Σ reserved of live blocks.
+   */
+  reserved_bytes: Array<number>,
+  /**
+   * Capacity.
+   */
+  capacity_bytes: Array<number>,
+  /**
+   * Σ (reserved − requested).
+   */
+  waste_bytes: Array<number>,
+  /**
+   * waste / reserved.
+   */
+  waste_ratio: Array<number>,
+  /**
+   * 1 − largest free run / total free.
+   */
+  fragmentation: Array<number>,
+  /**
+   * Free bytes.
+   */
+  free_bytes: Array<number>,
+  /**
+   * Largest free run.
+   */
+  largest_free_bytes: Array<number>,
+  /**
+   * Number of free runs.
+   */
+  free_runs: Array<number>,
+  /**
+   * Free runs by size (bucket k: 2^k ≤ size < 2^(k+1)), per sample.
+   */
+  free_run_histogram: Array<Array<number>>,
+  /**
+   * Allocations + frees per second.
+   */
+  event_rate: Array<number>,
+  /**
+   * Mean allocation latency, ns (none without latency or without allocations).
+   */
+  alloc_latency_ns: Array<number | null> | null,
+  /**
+   * Mean free latency, ns.
+   */
+  free_latency_ns: Array<number | null> | null,
+};
+
+/**
+ * An overflowed request.
+ */
+export type OverflowWire = {
+  /**
+   * When, ns.
+   */
+  t_ns: number,
+  /**
+   * Requested bytes.
+   */
+  size: number,
+  /**
+   * The bin (0-based) that fitted best, or none when larger than all.
+   */
+  bin: number | null,
+  /**
+   * True when the heap could not serve it either.
+   */
+  failed: boolean,
+};
+
+/**
+ * A process.
+ */
+export type ProcessWire = {
+  /**
+   * Its pid.
+   */
+  pid: number,
+  /**
+   * Its parent's pid (0 when unknown).
+   */
+  ppid: number,
+  /**
+   * Its executable's name.
+   */
+  name: string,
+  /**
+   * Its colour under colour-by process, `#rrggbb`.
+   */
+  color: string,
+};
+
+/**
+ * A time range.
+ */
+export type RangeWire = {
+  /**
+   * First instant, ns.
+   */
+  start_ns: number,
+  /**
+   * Last instant, ns.
+   */
+  end_ns: number,
+};
+
+/**
+ * A pool bin's replay figures.
+ */
+export type ReplayBinWire = {
+  /**
+   * Block size.
+   */
+  block_size: number,
+  /**
+   * Blocks.
+   */
+  slots: number,
+  /**
+   * Requests served.
+   */
+  served: number,
+  /**
+   * Requests that found it full.
+   */
+  overflowed: number,
+  /**
+   * Most blocks in use at once.
+   */
+  high_water: number,
+  /**
+   * Σ (block size − requested).
+   */
+  waste_bytes: number,
+};
+
+/**
+ * A pool replay's report.
+ */
+export type ReplayWire = {
+  /**
+   * Requests replayed.
+   */
+  requests: number,
+  /**
+   * Served by the heap.
+   */
+  heap_served: number,
+  /**
+   * Larger than the largest bin.
+   */
+  too_large: number,
+  /**
+   * Not served at all.
+   */
+  failed: number,
+  /**
+   * The heap's high-water mark, bytes.
+   */
+  heap_high_water_bytes: number,
+  /**
+   * The heap's rounding waste, bytes.
+   */
+  heap_waste_bytes: number,
+  /**
+   * Per pool bin.
+   */
+  bins: Array<ReplayBinWire>,
+  /**
+   * All requests that overflowed their bin.
+   */
+  overflow_count: number,
+  /**
+   * The first overflows, in time order.
+   */
+  overflows: Array<OverflowWire>,
+};
+
+/**
+ * A site.
+ */
+export type SiteWire = {
+  /**
+   * `function (file:line)`, or empty for the unknown site.
+   */
+  label: string,
+  /**
+   * Its colour under colour-by site.
+   */
+  color: string,
+  /**
+   * Blocks it allocated.
+   */
+  blocks: number,
+};
+
+/**
+ * A thread.
+ */
+export type ThreadWire = {
+  /**
+   * Kernel thread id.
+   */
+  tid: number,
+  /**
+   * Name (empty when unnamed).
+   */
+  name: string,
+  /**
+   * Its process's pid.
+   */
+  pid: number,
+  /**
+   * Its colour under colour-by thread.
+   */
+  color: string,
+  /**
+   * Blocks it allocated.
+   */
+  blocks: number,
+};

@@ -1,0 +1,64 @@
+// The heap lens's requests to `heap/…` (crates/memlens-server/src/heap/mod.rs) through
+// the page's data source. A report holds the trees of one classifier list at its
+// snapshot times (every metric and sort), asked for all at once; the trees of some
+// times are picked out of them, and other groupings or times get one sentence.
+
+import { DataError, type Source } from "../data/source";
+import type { GrowthDoc, HeapMeta, Metric, SortStrategy, TimeNs, TimelineDoc, TreeResponse } from "../data/types";
+
+export interface TreeQuery {
+  by: string[];
+  /** Times to return; empty means every time the source holds. */
+  times: TimeNs[];
+  metric: Metric;
+  sort: SortStrategy;
+}
+
+export class HeapApi {
+  /** Whether other classifier lists than the default can be asked for. */
+  readonly canRegroup: boolean;
+  /** Whether trees can be asked for at any time, not only at snapshot times. */
+  readonly canPickAnyTime: boolean;
+
+  constructor(private readonly source: Source) {
+    this.canRegroup = source.kind === "live";
+    this.canPickAnyTime = source.kind === "live";
+  }
+
+  meta(): Promise<HeapMeta> {
+    return this.source.json("heap/meta");
+  }
+
+  timeline(points: number): Promise<TimelineDoc> {
+    return this.source.json("heap/timeline", { points });
+  }
+
+  async trees(q: TreeQuery): Promise<TreeResponse> {
+    const by = q.by.join(",");
+    if (this.source.kind === "live") {
+      return this.source.json("heap/tree", { by, times: q.times.join(","), metric: q.metric, sort: q.sort });
+    }
+    let all: TreeResponse;
+    try {
+      all = await this.source.json("heap/tree", { by, times: "", metric: q.metric, sort: q.sort });
+    } catch {
+      const held = this.source.held("heap/tree")[0]?.by ?? "nothing";
+      throw new DataError(`This report holds trees grouped by ${held} only; run \`memlens view\` to group by ${by}.`);
+    }
+    if (q.times.length === 0) return all;
+    const wanted = new Set(q.times);
+    const trees = all.doc.trees.filter((t) => wanted.has(t.time_ns));
+    if (trees.length < wanted.size) throw new DataError("This report holds trees at its snapshot times only.");
+    return { ...all, doc: { ...all.doc, times_ns: trees.map((t) => t.time_ns), trees } };
+  }
+
+  async growth(by: string[], top: number): Promise<GrowthDoc> {
+    try {
+      return await this.source.json("heap/growth", { by: by.join(","), top });
+    } catch (e) {
+      if (this.source.kind === "live") throw e;
+      const held = this.source.held("heap/growth")[0]?.by ?? "nothing";
+      throw new DataError(`This report ranks suspects grouped by ${held} only.`);
+    }
+  }
+}

@@ -1,7 +1,8 @@
 //! `memlens alloc bins|replay|metrics`: the allocation-map lens's numbers on the
 //! command line — the bins of a run, the pool-allocator replay's report and the metrics
 //! over time, as text or JSON. Glue only: the model, replay and metrics live in
-//! `memlens-alloc`; the pool options in [`crate::alloc_pool`].
+//! `memlens-alloc`, their JSON shapes in its `protocol`; the pool options in
+//! [`crate::alloc_pool`].
 //!
 //! Exit status: 0 on success, 2 for usage errors (an empty time window, bin sizes that
 //! do not increase, an unknown bin), 1 for failures (an unreadable file, a damaged
@@ -10,8 +11,8 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use memlens_alloc::{MetricSeries, metric_series};
-use serde_json::json;
+use memlens_alloc::metric_series;
+use memlens_alloc::protocol::{BinsWire, MetricsWire, ReplayWire};
 
 use crate::UsageError;
 use crate::alloc_pool::{PoolArgs, model_for, usage};
@@ -91,29 +92,9 @@ pub fn run_alloc(command: AllocCommand) -> Result<i32> {
 
 fn bins(a: BinsArgs) -> Result<i32> {
     let (traces, replayed) = model_for(&a.files, &a.pool)?;
-    let model = replayed.as_ref().map_or(&traces.model, |r| &r.0);
+    let model = replayed.as_ref().map_or(traces.alloc(), |r| &r.0);
     if a.json {
-        let bins: Vec<_> = model
-            .bins()
-            .iter()
-            .map(|b| {
-                json!({
-                    "bin": b.id.0,
-                    "kind": b.kind.name(),
-                    "name": b.name,
-                    "pid": b.process.map(|p| model.processes()[p.index()].pid),
-                    "start": b.start,
-                    "end": b.end,
-                    "capacity_bytes": b.capacity(),
-                    "blocks": b.blocks,
-                    "axis_start": b.axis_start,
-                })
-            })
-            .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&json!({ "bins": bins }))?
-        );
+        println!("{}", serde_json::to_string_pretty(&BinsWire::from(model))?);
     } else {
         println!(
             "{:>4}  {:<10} {:>18} {:>18} {:>12} {:>10}  name",
@@ -147,51 +128,10 @@ fn replay_cmd(a: ReplayArgs) -> Result<i32> {
     let Some((_, report)) = replayed else {
         unreachable!("a pool was given")
     };
-    let model = &traces.model;
+    let model = traces.alloc();
     if a.json {
-        let bins: Vec<_> = report
-            .bins
-            .iter()
-            .map(|b| {
-                json!({
-                    "block_size": b.block_size,
-                    "slots": b.slots,
-                    "served": b.served,
-                    "overflowed": b.overflowed,
-                    "high_water": b.high_water,
-                    "waste_bytes": b.waste_bytes,
-                    "requested_bytes": b.requested_bytes,
-                })
-            })
-            .collect();
-        let overflows: Vec<_> = report
-            .overflows
-            .iter()
-            .take(a.top)
-            .map(|o| {
-                let b = model.block(o.block);
-                json!({
-                    "t_ns": o.t_ns,
-                    "size": o.size,
-                    "bin": o.bin,
-                    "failed": o.failed,
-                    "site": model.site_label(b.site),
-                    "tid": model.threads()[b.thread.index()].tid,
-                })
-            })
-            .collect();
-        let out = json!({
-            "requests": report.requests,
-            "bins": bins,
-            "heap_served": report.heap_served,
-            "too_large": report.too_large,
-            "failed": report.failed,
-            "heap_high_water_bytes": report.heap_high_water_bytes,
-            "heap_waste_bytes": report.heap_waste_bytes,
-            "overflow_count": report.overflows.len(),
-            "overflows": overflows,
-        });
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        let wire = ReplayWire::new(&report, model, a.top);
+        println!("{}", serde_json::to_string_pretty(&wire)?);
         return Ok(traces.finish());
     }
     println!("{} requests replayed", report.requests);
@@ -246,47 +186,12 @@ fn replay_cmd(a: ReplayArgs) -> Result<i32> {
     Ok(traces.finish())
 }
 
-fn series_json(s: &MetricSeries) -> serde_json::Value {
-    let points: Vec<_> = s
-        .points
-        .iter()
-        .map(|p| {
-            json!({
-                "t_ns": p.t_ns,
-                "live_blocks": p.live_blocks,
-                "requested_bytes": p.requested_bytes,
-                "reserved_bytes": p.reserved_bytes,
-                "capacity_bytes": p.capacity_bytes,
-                "occupancy": p.occupancy,
-                "waste_bytes": p.waste_bytes,
-                "waste_ratio": p.waste_ratio,
-                "free_bytes": p.free_bytes,
-                "largest_free_bytes": p.largest_free_bytes,
-                "fragmentation": p.fragmentation,
-                "free_runs": p.free_runs,
-                "free_run_histogram": p.free_run_histogram,
-                "events": p.events,
-                "event_rate_per_s": p.event_rate_per_s,
-                "alloc_latency_mean_ns": p.alloc_latency_mean_ns,
-                "free_latency_mean_ns": p.free_latency_mean_ns,
-            })
-        })
-        .collect();
-    json!({
-        "bin": s.bin.map(|b| b.0),
-        "start_ns": s.window.start_ns,
-        "end_ns": s.window.end_ns,
-        "interval_ns": s.interval_ns,
-        "points": points,
-    })
-}
-
 fn metrics(a: MetricsArgs) -> Result<i32> {
     if a.samples == 0 {
         return Err(UsageError("`--samples 0`: give at least 1 sample".to_string()).into());
     }
     let (traces, replayed) = model_for(&a.files, &a.pool)?;
-    let model = replayed.as_ref().map_or(&traces.model, |r| &r.0);
+    let model = replayed.as_ref().map_or(traces.alloc(), |r| &r.0);
     let bin = match a.bin {
         Some(b) => Some(check_bins(model, &[b])?[0]),
         None => None,
@@ -294,7 +199,7 @@ fn metrics(a: MetricsArgs) -> Result<i32> {
     let window = time_window(a.time.as_deref(), model)?;
     let s = metric_series(model, bin, a.samples, Some(window)).map_err(usage)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&series_json(&s))?);
+        println!("{}", serde_json::to_string_pretty(&MetricsWire::from(&s))?);
         return Ok(traces.finish());
     }
     let name = bin.map_or("all bins".to_string(), |b| {

@@ -12,7 +12,8 @@ use memlens_alloc::{
 };
 
 use crate::UsageError;
-use crate::alloc_model::{AllocTraces, load_traces};
+use crate::read::{self, Read};
+use memlens_ingest::Wanted;
 
 /// Heap policies of the pool replay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -89,121 +90,38 @@ impl PoolArgs {
     }
 }
 
-/// Reads a pool configuration file:
-///
-/// ```toml
-/// overflow = "best-fit"      # or "first-fit" (default)
-/// heap_size = "1M"           # optional: unbounded by default
-/// heap_align = 16            # optional
-/// [[bin]]
-/// size = 16
-/// count = 1024
-/// [[bin]]
-/// size = "1K"
-/// count = 64
-/// ```
+/// Reads a pool configuration file (its format: `memlens_alloc::pool_toml`).
 pub fn read_pool_toml(path: &Path) -> Result<PoolConfig> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read the pool configuration {}", path.display()))?;
-    parse_pool_toml(&text).map_err(|m| UsageError(format!("{}: {m}", path.display())).into())
+    memlens_alloc::pool_toml::from_toml(&text)
+        .map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
 }
 
-fn toml_bytes(v: &toml::Value) -> Option<u64> {
-    match v {
-        toml::Value::Integer(i) => u64::try_from(*i).ok(),
-        toml::Value::String(s) => parse_bytes(s),
-        _ => None,
-    }
-}
-
-/// Parses the TOML text of a pool configuration; errors are one sentence.
-pub fn parse_pool_toml(text: &str) -> std::result::Result<PoolConfig, String> {
-    let table: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| format!("not valid TOML: {}", e.message()))?;
-    for key in table.keys() {
-        if !["overflow", "heap_size", "heap_align", "bin"].contains(&key.as_str()) {
-            return Err(format!(
-                "unknown key `{key}`: the keys are overflow, heap_size, heap_align and [[bin]] tables"
-            ));
-        }
-    }
-    let bins = table
-        .get("bin")
-        .and_then(|b| b.as_array())
-        .ok_or("no `[[bin]]` tables: give each bin's `size` and `count`")?;
-    let mut out = Vec::new();
-    for (i, b) in bins.iter().enumerate() {
-        let get = |k: &str| b.get(k).and_then(toml_bytes);
-        let (Some(size), Some(count)) = (get("size"), get("count")) else {
-            return Err(format!(
-                "bin {} needs a `size` (bytes, or \"1K\") and a `count`",
-                i + 1
-            ));
-        };
-        out.push(memlens_alloc::PoolBin {
-            block_size: size,
-            count,
-        });
-    }
-    let mut config = PoolConfig::new(out);
-    if let Some(o) = table.get("overflow") {
-        config.overflow = match o.as_str() {
-            Some("first-fit") => OverflowPolicy::FirstFit,
-            Some("best-fit") => OverflowPolicy::BestFit,
-            _ => return Err("`overflow` must be \"first-fit\" or \"best-fit\"".to_string()),
-        };
-    }
-    if let Some(h) = table.get("heap_size") {
-        config.heap_size = Some(toml_bytes(h).ok_or("`heap_size` must be a size in bytes")?);
-    }
-    if let Some(a) = table.get("heap_align") {
-        config.heap_align = toml_bytes(a).ok_or("`heap_align` must be a number of bytes")?;
-    }
-    config.validate().map_err(|e| e.to_string())?;
-    Ok(config)
-}
-
-/// The traces' model, replayed through the pool when one was given.
+/// The traces read into one allocation-map model, replayed through the pool when one
+/// was given.
 pub(crate) fn model_for(
     files: &[PathBuf],
     pool: &PoolArgs,
-) -> Result<(AllocTraces, Option<(AllocModel, ReplayReport)>)> {
+) -> Result<(Read, Option<(AllocModel, ReplayReport)>)> {
     let config = pool.config()?;
-    let traces = load_traces(files)?;
+    let inputs = files
+        .iter()
+        .map(|f| read::open(f))
+        .collect::<Result<Vec<_>>>()?;
+    for input in &inputs {
+        read::refuse_java(input)?;
+    }
+    let traces = read::read(
+        inputs,
+        Wanted {
+            alloc: true,
+            ..Wanted::default()
+        },
+    );
     let replayed = match config {
-        Some(c) => Some(replay(&traces.model, &c).map_err(usage)?),
+        Some(c) => Some(replay(traces.alloc(), &c).map_err(usage)?),
         None => None,
     };
     Ok((traces, replayed))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pool_files_parse_and_bad_ones_say_why() {
-        let c = parse_pool_toml(
-            "overflow = \"best-fit\"\nheap_size = \"1K\"\n[[bin]]\nsize = 16\ncount = 4\n[[bin]]\nsize = \"1K\"\ncount = 2\n",
-        )
-        .unwrap();
-        assert_eq!(c.overflow, OverflowPolicy::BestFit);
-        assert_eq!(c.heap_size, Some(1024));
-        assert_eq!(c.bins[1].block_size, 1024);
-        let e = parse_pool_toml("[[bin]]\nsize = 32\ncount = 1\n[[bin]]\nsize = 16\ncount = 1\n")
-            .unwrap_err();
-        assert!(e.contains("must strictly increase"), "{e}");
-        assert!(
-            parse_pool_toml("bins = 3")
-                .unwrap_err()
-                .contains("unknown key")
-        );
-        assert!(
-            parse_pool_toml("[[bin]]\nsize = 16\n")
-                .unwrap_err()
-                .contains("count")
-        );
-        assert!(parse_pool_toml("not toml [").unwrap_err().contains("TOML"));
-    }
 }

@@ -3,29 +3,23 @@
 //! named regions (client requests), heap blocks by allocation site, the stack
 //! and data symbols as home regions, and one label per instruction operand.
 //!
-//! The tool (`tools/valgrind`, C, GPL-2.0-or-later) streams raw words through a
-//! FIFO; a thread of this process decodes them and encodes the trace
-//! (`cache_record/stream.rs`) while the program runs on the other core.
+//! This file is glue: the arguments, and the lines on stderr. The recording itself
+//! (building the tool, running Valgrind, decoding the tool's stream and encoding
+//! the trace) is the memlens-valgrind crate's.
 //!
 //! Exit status: the program's (128 + signal when a signal killed it); 2 for
 //! usage errors; 1 when Valgrind or the tool cannot run, or the trace cannot
 //! be written — each error one sentence on stderr.
 
-mod regions;
-mod stream;
-mod tool;
-
 use std::ffi::OsString;
-use std::fs::File;
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result, anyhow};
-use memlens_trace::{ClockSource, Meta, ProcessInfo, TraceWriter};
+use anyhow::Result;
+use memlens_valgrind::{Observer, RecordOptions, Recording};
 
-use crate::{UsageError, launch};
+use crate::UsageError;
+use crate::record::cli_error;
 
 /// Arguments of `memlens cache record`.
 #[derive(clap::Args)]
@@ -72,57 +66,8 @@ pub struct RecordArgs {
     command: Vec<OsString>,
 }
 
-fn yes_no(b: bool) -> &'static str {
-    if b { "yes" } else { "no" }
-}
-
 fn resolve_program(program: &OsString) -> Option<PathBuf> {
-    launch::find_on_path(Path::new(program)).and_then(|c| std::fs::canonicalize(c).ok())
-}
-
-/// A FIFO in a fresh private directory, removed on drop.
-struct Fifo {
-    dir: PathBuf,
-    path: PathBuf,
-}
-
-impl Fifo {
-    fn new() -> Result<Fifo> {
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!("memlens-refs-{}-{stamp}", std::process::id()));
-        std::fs::create_dir(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).ok();
-        let path = dir.join("refs.fifo");
-        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())?;
-        // SAFETY: mkfifo on a NUL-terminated path we own.
-        if unsafe { libc::mkfifo(c.as_ptr(), 0o600) } != 0 {
-            return Err(anyhow!(
-                "cannot create the FIFO {}: {}",
-                path.display(),
-                std::io::Error::last_os_error()
-            ));
-        }
-        Ok(Fifo { dir, path })
-    }
-
-    /// Lets a reader blocked in `open` go: opens and closes the write side.
-    fn release_reader(&self) {
-        use std::os::unix::fs::OpenOptionsExt;
-        let _ = std::fs::OpenOptions::new()
-            .write(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&self.path);
-    }
-}
-
-impl Drop for Fifo {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
-        let _ = std::fs::remove_dir(&self.dir);
-    }
+    memlens_record::find_on_path(Path::new(program)).and_then(|c| std::fs::canonicalize(c).ok())
 }
 
 fn millions(n: u64) -> String {
@@ -135,110 +80,62 @@ fn millions(n: u64) -> String {
     }
 }
 
+/// The recording's notices on stderr: the tool build unless `--quiet`, and a
+/// progress line when stderr is a terminal.
+struct StderrNotices {
+    quiet: bool,
+    progress: bool,
+}
+
+impl Observer for StderrNotices {
+    fn building_tool(&mut self, dir: &Path) {
+        if !self.quiet {
+            eprintln!(
+                "memlens: building the Valgrind tool (once) in {}",
+                dir.display()
+            );
+        }
+    }
+
+    fn references_so_far(&mut self, references: u64) {
+        if self.progress {
+            eprint!("\rmemlens: {} references…", millions(references));
+        }
+    }
+
+    fn stream_ended(&mut self) {
+        if self.progress {
+            eprint!("\r\x1b[K");
+        }
+    }
+}
+
 /// Runs `memlens cache record` and returns the program's exit status.
 pub fn run(args: RecordArgs) -> Result<i32> {
     let program = &args.command[0];
     let resolved = resolve_program(program)
         .ok_or_else(|| UsageError(format!("{}: no such program", program.to_string_lossy())))?;
-    launch::refuse_existing_output(args.output.as_deref(), args.force)?;
-    let tool = match tool::prepare(args.quiet) {
-        Ok(t) => t,
-        Err(message) => {
-            eprintln!("memlens: {message}");
-            return Ok(1);
-        }
+    memlens_record::refuse_existing_output(args.output.as_deref(), args.force)
+        .map_err(cli_error)?;
+    let mut notices = StderrNotices {
+        quiet: args.quiet,
+        progress: !args.quiet && std::io::stderr().is_terminal(),
     };
-    let fifo = Fifo::new()?;
-    let mut cmd = Command::new(&tool.valgrind);
-    // The program sees the user's environment: memlens's own settings would
-    // change what the C library does at start-up (and the reference count).
-    for key in [
-        "MEMLENS_VALGRIND",
-        "MEMLENS_VALGRIND_LIB",
-        "MEMLENS_TOOL_CACHE",
-    ] {
-        cmd.env_remove(key);
-    }
-    cmd.env("VALGRIND_LIB", &tool.lib_dir)
-        .arg("-q")
-        .arg("--tool=memlens")
-        .arg({
-            let mut o = OsString::from("--out=");
-            o.push(&fifo.path);
-            o
-        })
-        .arg(format!("--roi={}", yes_no(args.roi)))
-        .arg(format!("--instructions={}", yes_no(args.instructions)))
-        .arg(format!("--with-ip={}", yes_no(args.with_ip)))
-        .arg(format!("--heap={}", yes_no(!args.no_heap)))
-        .arg("--")
-        .args(&args.command);
-    launch::leave_signals_to_the_program();
-    let mut child = cmd
-        .spawn()
-        .with_context(|| format!("cannot start {}", tool.valgrind.display()))?;
-    let pid = child.id();
-    let output = args.output.clone().unwrap_or_else(|| {
-        let base = resolved
-            .file_name()
-            .map(|f| f.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "program".into());
-        PathBuf::from(format!("memlens.{base}.{pid}.refs.mlens"))
-    });
-    let process = ProcessInfo {
-        pid,
-        ppid: std::process::id(),
-        exe: resolved.display().to_string(),
-        cmdline: (args.command.iter())
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
-        start_unix_ns: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos() as u64)
-            .unwrap_or(0),
-        clock: ClockSource::Monotonic,
-        unwinder: String::new(),
-        recorder: format!("memlens-valgrind {}", env!("CARGO_PKG_VERSION")),
+    let options = RecordOptions {
+        command: args.command.clone(),
+        program: resolved.clone(),
+        output: args.output.clone(),
+        instructions: args.instructions,
+        roi: args.roi,
+        with_ip: args.with_ip,
+        heap: !args.no_heap,
     };
-    let fifo_path = fifo.path.clone();
-    let output_for_thread = output.clone();
-    let main_exe = Some(resolved.clone());
-    let show_progress = !args.quiet && std::io::stderr().is_terminal();
-    let encoder = std::thread::spawn(move || -> Result<stream::Summary> {
-        let file = File::create(&output_for_thread)
-            .with_context(|| format!("cannot create {}", output_for_thread.display()))?;
-        let mut trace = TraceWriter::new(BufWriter::with_capacity(1 << 20, file), true)?;
-        trace.meta(&Meta::Process(process))?;
-        let mut enc = stream::Encoder::new(trace, main_exe);
-        // Blocks until the tool opens its end (or `release_reader` runs).
-        let input = File::open(&fifo_path)
-            .with_context(|| format!("cannot open {}", fifo_path.display()))?;
-        let mut last = Instant::now();
-        let mut progress = |s: &stream::Summary| {
-            if show_progress && last.elapsed() > Duration::from_secs(1) {
-                last = Instant::now();
-                eprint!("\rmemlens: {} references…", millions(s.references()));
-            }
-        };
-        let read = enc.run(input, &mut progress);
-        if show_progress {
-            eprint!("\r\x1b[K");
-        }
-        let (mut out, summary) = enc
-            .finish()
-            .with_context(|| format!("cannot write {}", output_for_thread.display()))?;
-        out.flush()
-            .with_context(|| format!("cannot write {}", output_for_thread.display()))?;
-        read.with_context(|| format!("recording into {}", output_for_thread.display()))?;
-        Ok(summary)
-    });
-    let status = child.wait().context("cannot wait for valgrind")?;
-    fifo.release_reader();
-    let summary = encoder
-        .join()
-        .map_err(|_| anyhow!("the trace encoder failed"))??;
-    let code = launch::exit_code(status);
-    if summary.references() == 0 && summary.sites == 0 {
+    let recording = Recording::prepare(options, &mut notices)?;
+    memlens_record::leave_signals_to_the_program();
+    let outcome = recording.run(&mut notices)?;
+    let (summary, output) = (&outcome.summary, &outcome.output);
+    let code = memlens_record::exit_code(outcome.status);
+    if summary.is_empty() {
         eprintln!(
             "memlens: valgrind ended (status {code}) before the memlens tool recorded anything; \
              {} holds no references",
@@ -247,7 +144,7 @@ pub fn run(args: RecordArgs) -> Result<i32> {
         return Ok(if code == 0 { 1 } else { code });
     }
     if !args.quiet {
-        let bytes = std::fs::metadata(&output).map(|m| m.len()).unwrap_or(0);
+        let bytes = outcome.trace_bytes;
         let refs = summary.references();
         let fetches = if args.instructions {
             format!(", {} instruction fetches", summary.fetches)

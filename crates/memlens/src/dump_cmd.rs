@@ -21,7 +21,7 @@ pub fn run(args: DumpArgs) -> Result<i32> {
     match result {
         Ok((_, damage)) => {
             out.flush().ok();
-            crate::load::report_damage(&args.file, &damage);
+            crate::read::print_damage(&memlens_ingest::DamageNote::all(&args.file, &damage));
             Ok(if damage.is_empty() { 0 } else { 1 })
         }
         // A closed pipe (`| head`) is not an error.

@@ -2,22 +2,21 @@
 //! it, `--from`/`--to`), ranked as leak suspects by the engine ([`growth_suspects`]),
 //! as a table or as JSON.
 //!
-//! The table also shows each suspect's dominant call path. The engine gives it: the
-//! same classifiers followed by `call-path`, as unpruned trees at the window's start
-//! and end, ordered by growth; below each suspect we follow the child that grew most. Only
-//! the blocks live at those two times are classified, so this costs far less than the
-//! ranking itself.
+//! The table also shows each suspect's dominant call path, which the engine follows
+//! ([`dominant_call_paths`]).
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 use memlens_heap::protocol::suspects_to_json;
 use memlens_heap::{
-    GrowthQuery, HeapModel, Node, SnapshotTimes, SortStrategy, Suspect, TreeOptions, TreeQuery,
-    format_bytes, format_duration, format_signed_bytes, growth_suspects, memory_trees,
+    GrowthQuery, Suspect, dominant_call_paths, format_bytes, format_duration, format_signed_bytes,
+    growth_suspects,
 };
+use memlens_ingest::Wanted;
 
-use crate::heap_model::{self, HeapTrace};
+use crate::heap_args;
+use crate::read::{self, Read};
 
 /// Frames shown per call path.
 const CALL_PATH_FRAMES: usize = 6;
@@ -54,96 +53,39 @@ pub struct GrowthArgs {
 
 /// Runs `memlens growth`.
 pub fn run(args: GrowthArgs) -> Result<i32> {
-    let classifiers = heap_model::classifier_chain(&args.by, &args.domain)?;
-    let loaded = crate::load::open(&args.file)?;
-    let window = heap_model::window(
+    let classifiers = heap_args::classifier_chain(&args.by, &args.domain)?;
+    let input = read::open(&args.file)?;
+    let window = heap_args::window(
         args.from.as_deref(),
         args.to.as_deref(),
-        heap_model::run_window(&loaded.metadata),
+        heap_args::run_window(&input),
     )?;
-    let trace = HeapTrace::build(loaded);
+    let trace = read::read(
+        vec![input],
+        Wanted {
+            heap: true,
+            ..Wanted::default()
+        },
+    );
     let query = GrowthQuery {
         window,
         limit: Some(args.top),
         ..GrowthQuery::new(classifiers)
     };
-    let suspects = growth_suspects(&trace.model, &query).map_err(heap_model::usage)?;
+    let suspects = growth_suspects(trace.heap(), &query).map_err(heap_args::usage)?;
     if args.json {
         println!("{}", suspects_to_json(&suspects));
     } else {
-        let paths = call_paths(&trace.model, &query, &suspects)?;
+        let paths = dominant_call_paths(trace.heap(), &query, &suspects, CALL_PATH_FRAMES)
+            .map_err(heap_args::usage)?;
         print_table(&trace, &query, &suspects, &paths);
     }
     Ok(trace.finish())
 }
 
-/// The dominant call path of each suspect, innermost frame first, from the first frame
-/// outside the allocator and the runtime libraries out to the last such frame.
-fn call_paths(
-    model: &HeapModel,
-    query: &GrowthQuery,
-    suspects: &[Suspect],
-) -> Result<Vec<Vec<String>>> {
-    if suspects.is_empty() {
-        return Ok(Vec::new());
-    }
-    let classifiers = &query.classifiers;
-    let names = classifiers.names().join(",");
-    let with_paths = heap_model::classifier_chain(
-        &format!("{names},call-path"),
-        &classifiers.options().domain_prefixes,
-    )?;
-    let window = query.window.unwrap_or(model.run());
-    let tree_query = TreeQuery {
-        classifiers: with_paths,
-        times: SnapshotTimes::Explicit(vec![window.start_ns, window.end_ns]),
-        window: None,
-        options: TreeOptions {
-            sort: SortStrategy::AbsoluteGrowth,
-            prune: None,
-            ..TreeOptions::default()
-        },
-    };
-    let trees = memory_trees(model, &tree_query).map_err(heap_model::usage)?;
-    let Some(last) = trees.trees.last() else {
-        return Ok(vec![Vec::new(); suspects.len()]);
-    };
-    let filter = &classifiers.options().user_frames;
-    let is_user = |f: &String| f != "_start" && filter.is_user_frame(f, "");
-    Ok(suspects
-        .iter()
-        .map(|s| {
-            let mut frames = Vec::new();
-            let mut node: Option<&Node> = last.root.find(&s.full_key);
-            // Children are ordered by growth, largest first.
-            while let Some(child) = node
-                .and_then(|n| n.children.first())
-                .filter(|c| c.growth_bytes > 0)
-            {
-                frames.push(child.key.clone());
-                node = Some(child);
-            }
-            // Outermost first so far: drop the runtime's frames around `main`, then
-            // turn the path round and drop the allocator's frames at the inner end.
-            let outer_user = frames.iter().position(is_user).unwrap_or(0);
-            frames.drain(..outer_user);
-            frames.reverse();
-            let inner_user = frames.iter().position(is_user).unwrap_or(0);
-            frames.drain(..inner_user);
-            frames.truncate(CALL_PATH_FRAMES);
-            frames
-        })
-        .collect())
-}
-
 /// Prints the ranking as a table, each suspect followed by its group and call path.
-fn print_table(
-    trace: &HeapTrace,
-    query: &GrowthQuery,
-    suspects: &[Suspect],
-    paths: &[Vec<String>],
-) {
-    let window = query.window.unwrap_or(trace.model.run());
+fn print_table(trace: &Read, query: &GrowthQuery, suspects: &[Suspect], paths: &[Vec<String>]) {
+    let window = query.window.unwrap_or(trace.heap().run());
     println!(
         "{}: leak suspects by {}, from {} to {} ({} samples)",
         trace.path().display(),

@@ -7,20 +7,18 @@
 //! argument at fault.
 
 mod alloc_cmd;
-mod alloc_model;
 mod alloc_pool;
 mod cache_cmd;
 mod cache_record;
+mod cache_report;
 mod cache_view_cmd;
 mod dump_cmd;
 mod growth_cmd;
-mod heap_model;
-mod launch;
-mod load;
+mod heap_args;
+mod read;
 mod record;
 mod render_cmd;
 mod report_cmd;
-mod sites;
 mod summary_cmd;
 mod tree_cmd;
 mod view_cmd;

@@ -1,22 +1,23 @@
-//! `memlens record [-o FILE] [--unwind fp|dwarf] [--latency] -- CMD ARGS…`: runs a
-//! program under the LD_PRELOAD recorder and reports the trace files.
+//! `memlens record [-o FILE] [--unwind fp|dwarf] [--latency] [--java] -- CMD ARGS…`:
+//! runs a program under the LD_PRELOAD recorder or the Java agent and reports the
+//! trace files.
 //!
-//! The recorder library is looked for in `$MEMLENS_PRELOAD`, next to this
-//! executable (a `cargo build` puts both in `target/<profile>/`), and in
-//! `../lib/memlens/`. Children are followed: a forked child writes its own
-//! trace, and a program started through a wrapper script that `exec`s it
-//! keeps the requested file name (see `memlens-preload`'s `output.rs`).
-//! The exit status is the program's (128 + N when it was killed by signal N).
+//! This file is glue: the arguments, and the lines on stderr. Finding the program
+//! and the recorder, the program's environment, the run and the list of traces it
+//! wrote are the memlens-record crate's. The exit status is the program's (128 + N
+//! when it was killed by signal N); 2 for usage errors.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use anyhow::{Context, Result, bail};
-use object::{Object, ObjectSymbol};
+use anyhow::Result;
+use memlens_record::{
+    JavaOptions, NativeOptions, Observer, RecordError, RecordOutcome, Unwind, Warning, record_java,
+    record_native,
+};
 
+use crate::UsageError;
 use crate::summary_cmd::{bytes, duration};
-use crate::{UsageError, launch};
 
 /// Arguments of `memlens record`.
 #[derive(clap::Args)]
@@ -71,142 +72,82 @@ pub struct RecordArgs {
     command: Vec<OsString>,
 }
 
-fn find_preload() -> Result<PathBuf> {
-    launch::helper_library(
-        "MEMLENS_PRELOAD",
-        "libmemlens_preload.so",
-        "the recorder library",
-        "build it with `cargo build --release` (it is part of the workspace)",
-    )
-}
-
-/// What the executable's ELF says about interposition.
-enum Interposition {
-    Fine,
-    StaticBinary,
-    OwnAllocator(String),
-}
-
-fn inspect(path: &Path) -> Interposition {
-    let Ok(data) = std::fs::read(path) else {
-        return Interposition::Fine;
-    };
-    let Ok(file) = object::File::parse(&*data) else {
-        return Interposition::Fine; // a script: its interpreter is checked when it runs
-    };
-    let dynamic = file
-        .sections()
-        .any(|s| object::ObjectSection::name(&s) == Ok(".interp"));
-    if !dynamic && file.kind() == object::ObjectKind::Executable {
-        return Interposition::StaticBinary;
+/// A recording error as the CLI reports it: command-line mistakes exit with 2.
+pub fn cli_error(e: RecordError) -> anyhow::Error {
+    if e.is_usage() {
+        UsageError(e.to_string()).into()
+    } else {
+        e.into()
     }
-    for sym in file.dynamic_symbols().chain(file.symbols()) {
-        let Ok(name) = sym.name() else { continue };
-        if sym.is_definition()
-            && matches!(
-                name,
-                "malloc" | "je_malloc" | "_rjem_malloc" | "mi_malloc" | "tc_malloc"
-            )
-        {
-            return Interposition::OwnAllocator(name.to_string());
+}
+
+/// Prints the recorder's warnings before the program starts, unless `--quiet`.
+struct StderrWarnings {
+    quiet: bool,
+}
+
+impl Observer for StderrWarnings {
+    fn warning(&mut self, warning: &Warning) {
+        if !self.quiet {
+            eprintln!("memlens: warning: {warning}");
         }
     }
-    Interposition::Fine
 }
-
-#[path = "record_java.rs"]
-mod java;
 
 /// Runs `memlens record`.
 pub fn run(args: RecordArgs) -> Result<i32> {
     if args.java {
-        return java::run(args);
+        return run_java(args);
     }
-    let preload = find_preload()?;
-    let program = PathBuf::from(&args.command[0]);
-    let Some(resolved) = launch::find_on_path(&program) else {
-        return Err(UsageError(format!(
-            "cannot find the program `{}` (not a file, and not on PATH)",
-            program.display()
-        ))
-        .into());
+    let options = NativeOptions {
+        command: args.command.clone(),
+        output: args.output.clone(),
+        force: args.force,
+        unwind: match args.unwind.as_str() {
+            "dwarf" => Unwind::Dwarf,
+            _ => Unwind::FramePointers,
+        },
+        mark_every: args.mark_every.clone(),
+        latency: args.latency,
     };
-    match inspect(&resolved) {
-        Interposition::StaticBinary => bail!(
-            "{} is statically linked, so LD_PRELOAD cannot intercept its allocations; rebuild it dynamically linked",
-            resolved.display()
-        ),
-        Interposition::OwnAllocator(name) if !args.quiet => eprintln!(
-            "memlens: warning: {} defines its own allocator ({name}); allocations through it are invisible to LD_PRELOAD and will not be recorded",
-            resolved.display()
-        ),
-        _ => {}
-    }
-    launch::refuse_existing_output(args.output.as_deref(), args.force)?;
-    if let Some(every) = &args.mark_every
-        && parse_duration(every).is_none()
-    {
-        return Err(UsageError(format!(
-            "--mark-every {every}: expected a duration such as 100ms, 1.5s or 250us"
-        ))
-        .into());
-    }
-    let manifest = launch::new_manifest_path();
-    let mut cmd = Command::new(&args.command[0]);
-    cmd.args(&args.command[1..]);
-    let mut ld_preload = preload.as_os_str().to_os_string();
-    if let Some(existing) = std::env::var_os("LD_PRELOAD").filter(|v| !v.is_empty()) {
-        ld_preload.push(" ");
-        ld_preload.push(existing);
-    }
-    cmd.env("LD_PRELOAD", ld_preload)
-        .env("MEMLENS_MANIFEST", &manifest)
-        .env("MEMLENS_UNWIND", &args.unwind)
-        .env_remove("MEMLENS_CLAIMED");
-    match &args.output {
-        Some(out) => {
-            let abs = std::path::absolute(out).unwrap_or_else(|_| out.clone());
-            cmd.env("MEMLENS_OUTPUT", &abs);
-        }
-        None => {
-            cmd.env_remove("MEMLENS_OUTPUT");
-            cmd.env("MEMLENS_DIR", std::env::current_dir()?);
-        }
-    }
-    if let Some(every) = &args.mark_every {
-        cmd.env("MEMLENS_MARK_EVERY", every);
-    }
-    if args.latency {
-        cmd.env("MEMLENS_LATENCY", "1");
-    } else {
-        cmd.env_remove("MEMLENS_LATENCY");
-    }
-    launch::leave_signals_to_the_program();
-    let status = cmd
-        .status()
-        .with_context(|| format!("cannot start {}", program.display()))?;
-    let code = launch::exit_code(status);
-    let paths = launch::traces_in_manifest(&manifest);
-    std::fs::remove_file(&manifest).ok();
+    let mut warnings = StderrWarnings { quiet: args.quiet };
+    let outcome = record_native(&options, &mut warnings).map_err(cli_error)?;
     if !args.quiet {
-        report(&paths, &resolved);
+        report(&outcome.traces, &outcome.program);
     }
+    finish(&args, &outcome)
+}
+
+/// Runs `memlens record --java`.
+fn run_java(args: RecordArgs) -> Result<i32> {
+    let options = JavaOptions {
+        command: args.command.clone(),
+        output: args.output.clone(),
+        force: args.force,
+        sample_bytes: args.java_sample,
+        depth: args.java_depth,
+    };
+    let outcome = record_java(&options).map_err(cli_error)?;
+    if outcome.traces.is_empty() {
+        eprintln!(
+            "memlens: no trace was written: {} started no JVM with the agent (is it a Java program? the agent needs JDK 11 or later)",
+            Path::new(&args.command[0]).display()
+        );
+    } else if !args.quiet {
+        report(&outcome.traces, &outcome.program);
+    }
+    finish(&args, &outcome)
+}
+
+/// The full summary of the main trace with `--summary`; the program's exit code.
+fn finish(args: &RecordArgs, outcome: &RecordOutcome) -> Result<i32> {
     if args.summary
-        && let Some(main) = paths.first()
+        && let Some(main) = outcome.traces.first()
     {
         println!();
         crate::summary_cmd::print(main, false, 5)?;
     }
-    Ok(code)
-}
-
-fn parse_duration(s: &str) -> Option<u64> {
-    let s = s.trim();
-    let (num, mult) = [("ms", 1e6), ("us", 1e3), ("ns", 1.0), ("s", 1e9)]
-        .iter()
-        .find_map(|(suffix, m)| s.strip_suffix(suffix).map(|n| (n, *m)))?;
-    let v: f64 = num.parse().ok()?;
-    (v > 0.0).then_some((v * mult) as u64)
+    Ok(outcome.exit_code)
 }
 
 /// Prints where the traces are, with a one-line summary of each.
@@ -220,17 +161,18 @@ fn report(paths: &[PathBuf], program: &Path) {
     }
     const SHOWN: usize = 3;
     for path in paths.iter().take(SHOWN) {
-        let Ok(loaded) = crate::load::open(path) else {
+        let Ok(input) = crate::read::open(path) else {
             eprintln!("memlens: wrote {}", path.display());
             continue;
         };
-        let md = &loaded.metadata;
+        let mut read = crate::summary_cmd::summarize(input);
+        let s = read.models.summary.take().unwrap_or_default();
+        let md = &read.inputs[0].metadata;
         let name = md
             .process
             .as_ref()
             .map(|p| format!("{} (pid {})", p.exe, p.pid))
             .unwrap_or_default();
-        let (s, _) = crate::summary_cmd::summarize(&loaded);
         eprintln!(
             "memlens: wrote {} — {name}: {} allocations, {} frees, {} reallocations; peak {} at {}; {} leaked in {} blocks",
             path.display(),

@@ -1,15 +1,15 @@
-//! `memlens report`: writes one self-contained HTML file with the viewer and the data it
-//! needs (trees of one classifier list at the snapshot times, timeline, suspects), to
-//! open from `file://` or share, with no server.
+//! `memlens report`: writes one self-contained HTML file with the viewer and the data
+//! every lens with data needs at a bounded level of detail (each lens says which of its
+//! answers to embed), to open from `file://` or share, with no server.
 
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use memlens_heap::format_bytes;
-use memlens_server::{Engine, EngineOptions, report_html};
+use memlens_server::report_html;
 
-use crate::heap_model::{self, HeapTrace};
-use crate::view_cmd::{check_points, run_info};
+use crate::heap_args;
+use crate::view_cmd::{Lenses, check_points};
 
 /// Arguments of `memlens report`.
 #[derive(clap::Args)]
@@ -29,19 +29,11 @@ pub struct ReportArgs {
 
 /// Runs `memlens report`.
 pub fn run(args: ReportArgs) -> Result<i32> {
-    heap_model::classifier_chain(&args.by, &[])?;
+    heap_args::classifier_chain(&args.by, &[])?;
     check_points(args.points)?;
-    let trace = HeapTrace::build(crate::load::open(&args.file)?);
-    let info = run_info(&trace, &args.file);
-    let options = EngineOptions {
-        points: args.points,
-        default_classifiers: args.by.clone(),
-        other_lenses: Vec::new(),
-    };
-    let document = Engine::new(&trace.model, &info, options)
-        .and_then(|mut engine| engine.report_document())
+    let lenses = Lenses::read(&args.file, &[], args.points, &args.by)?;
+    let html = report_html(&lenses.info, &lenses.lenses)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
-    let html = report_html(&document)?;
     std::fs::write(&args.output, &html)
         .with_context(|| format!("cannot write the report to {}", args.output.display()))?;
     eprintln!(
@@ -49,5 +41,5 @@ pub fn run(args: ReportArgs) -> Result<i32> {
         args.output.display(),
         format_bytes(html.len() as u64)
     );
-    Ok(trace.finish())
+    Ok(lenses.read.finish())
 }

@@ -11,14 +11,18 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use memlens_heap::protocol::{tree_to_anttracks_json, trees_from_anttracks_json, trees_to_json};
+use memlens_heap::protocol::{
+    anttracks_documents, tree_to_anttracks_json, trees_from_anttracks_json, trees_to_json,
+};
 use memlens_heap::{
     Metric, PruneRule, SnapshotTimes, SortStrategy, TextOptions, TimeWindow, TreeOptions,
     TreeQuery, Trees, format_duration, memory_trees, render_tree,
 };
 
 use crate::UsageError;
-use crate::heap_model::{self, HeapTrace};
+use crate::heap_args;
+use crate::read;
+use memlens_ingest::Wanted;
 
 /// The number of evenly spaced snapshot times when none are asked for.
 const DEFAULT_POINTS: usize = 5;
@@ -123,12 +127,18 @@ pub fn run(args: TreeArgs) -> Result<i32> {
 /// Computes and prints the trees of a trace.
 fn show_trace(args: &TreeArgs, file: &Path, format: Format) -> Result<i32> {
     // Check every argument before the (possibly long) read of the events.
-    let classifiers = heap_model::classifier_chain(&args.by, &args.domain)?;
-    let loaded = crate::load::open(file)?;
-    let run = heap_model::run_window(&loaded.metadata);
+    let classifiers = heap_args::classifier_chain(&args.by, &args.domain)?;
+    let input = read::open(file)?;
+    let run = heap_args::run_window(&input);
     let times = snapshot_times(args, run)?;
-    let window = heap_model::window(args.from.as_deref(), args.to.as_deref(), run)?;
-    let trace = HeapTrace::build(loaded);
+    let window = heap_args::window(args.from.as_deref(), args.to.as_deref(), run)?;
+    let trace = read::read(
+        vec![input],
+        Wanted {
+            heap: true,
+            ..Wanted::default()
+        },
+    );
     let query = TreeQuery {
         classifiers,
         times,
@@ -139,7 +149,7 @@ fn show_trace(args: &TreeArgs, file: &Path, format: Format) -> Result<i32> {
             prune: (!args.no_prune).then(PruneRule::default),
         },
     };
-    let trees = memory_trees(&trace.model, &query).map_err(heap_model::usage)?;
+    let trees = memory_trees(trace.heap(), &query).map_err(heap_args::usage)?;
     if format == Format::Text {
         println!(
             "{}: memory trees by {} at {} time(s), siblings ordered by {} in {}",
@@ -150,7 +160,7 @@ fn show_trace(args: &TreeArgs, file: &Path, format: Format) -> Result<i32> {
             trees.metric.name(),
         );
     }
-    print(&trees, format, Some(trace.model.run()), args.depth);
+    print(&trees, format, Some(trace.heap().run()), args.depth);
     Ok(trace.finish())
 }
 
@@ -192,7 +202,7 @@ fn snapshot_times(args: &TreeArgs, run: TimeWindow) -> Result<SnapshotTimes> {
         let times = args
             .at
             .iter()
-            .map(|text| heap_model::parse_time("--at", text, run))
+            .map(|text| heap_args::parse_time("--at", text, run))
             .collect::<Result<Vec<u64>>>()?;
         return Ok(SnapshotTimes::Explicit(times));
     }
@@ -209,7 +219,9 @@ fn snapshot_times(args: &TreeArgs, run: TimeWindow) -> Result<SnapshotTimes> {
 fn import(paths: &[PathBuf]) -> Result<Trees> {
     let mut documents = Vec::new();
     for path in paths {
-        documents.extend(anttracks_documents(path)?);
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        documents.extend(anttracks_documents(&text).with_context(|| path.display().to_string())?);
     }
     let names = || {
         let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
@@ -220,22 +232,6 @@ fn import(paths: &[PathBuf]) -> Result<Trees> {
     }
     let refs: Vec<&str> = documents.iter().map(String::as_str).collect();
     trees_from_anttracks_json(&refs).with_context(names)
-}
-
-/// The trees of one file: the document itself, or each element of a top-level array.
-fn anttracks_documents(path: &Path) -> Result<Vec<String>> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if !text.trim_start().starts_with('[') {
-        return Ok(vec![text]);
-    }
-    let array: Vec<serde_json::Value> = serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{}: malformed AntTracks memory-tree JSON array",
-            path.display()
-        )
-    })?;
-    Ok(array.iter().map(ToString::to_string).collect())
 }
 
 /// Prints `trees` on stdout; `run` gives text output the share of the run of each time.

@@ -1,21 +1,25 @@
 //! `memlens view`: serves the viewer of one trace on this machine and opens it in the
 //! browser. The server (`memlens-server`) does the serving; this file reads the trace
-//! into the heap model, checks the address, prints the URL and opens the browser.
+//! once into every lens with data ([`Lenses`], which `memlens report` shares), checks
+//! the address, prints the URL and opens the browser.
 
 use std::io::Write;
 use std::net::IpAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use anyhow::Result;
-use memlens_heap::HeapModel;
+use memlens_ingest::references::TraceReferences;
+use memlens_ingest::{TraceInput, Wanted};
+use memlens_server::cache::MAX_REFERENCES;
 use memlens_server::{
-    AllocLens, CacheLens, EngineOptions, LensApi, RunInfo, ServeError, Viewer, ViewerConfig,
+    AllocLens, CacheLens, EngineOptions, HeapLens, LensApi, ReferenceSource, RunInfo, ServeError,
+    Viewer, ViewerConfig,
 };
 
 use crate::UsageError;
-use crate::heap_model::{self, HeapTrace};
+use crate::heap_args;
+use crate::read::{self, Read};
 
 /// Arguments of `memlens view`.
 #[derive(clap::Args)]
@@ -68,13 +72,12 @@ impl ServeArgs {
         Ok(())
     }
 
-    /// The server's configuration with the engine's `engine` options.
-    pub fn config(&self, engine: EngineOptions) -> ViewerConfig {
+    /// The server's configuration.
+    pub fn config(&self) -> ViewerConfig {
         ViewerConfig {
             host: self.host,
             port: self.port,
             allow_remote: self.allow_remote,
-            engine,
         }
     }
 
@@ -101,43 +104,106 @@ impl ServeArgs {
 
 /// Runs `memlens view` until Ctrl-C.
 pub fn run(args: ViewArgs) -> Result<i32> {
-    heap_model::classifier_chain(&args.by, &[])?;
+    heap_args::classifier_chain(&args.by, &[])?;
     check_points(args.points)?;
     args.serve.check()?;
-    let trace = HeapTrace::build(crate::load::open(&args.file)?);
-    let status = trace.finish();
-    let info = run_info(&trace, &args.file);
-    let mut lenses: Vec<Arc<dyn LensApi>> = Vec::new();
-    if let Some(refs) = crate::cache_view_cmd::trace_source(&trace.loaded.trace, &args.file) {
-        lenses.push(Arc::new(CacheLens::new(Some(refs))));
-    }
-    // Java traces have no addresses: the allocation map does not apply to them.
-    let java = crate::alloc_model::is_java_trace(&trace.loaded.metadata);
-    if !java && (!trace.model.is_empty() || !args.more.is_empty()) {
-        lenses.push(Arc::new(alloc_lens(&args.file, &args.more)?));
-    }
-    // The model lives as long as the server, which is the rest of the process.
-    let model: &'static HeapModel = Box::leak(Box::new(trace.model));
-    let config = args.serve.config(EngineOptions {
-        points: args.points,
-        default_classifiers: args.by.clone(),
-        other_lenses: Vec::new(),
-    });
-    let viewer = Viewer::bind(model, info, config, lenses)?;
+    let lenses = Lenses::read(&args.file, &args.more, args.points, &args.by)?;
+    let status = lenses.read.finish();
+    let viewer = Viewer::bind(lenses.info, args.serve.config(), lenses.lenses)?;
     args.serve.serve(viewer, &args.file.display().to_string())?;
     Ok(status)
 }
 
-/// The allocation-map lens over FILE and MORE (read again into the allocation-map
-/// engine; damage in FILE was reported with the heap model already).
-fn alloc_lens(file: &Path, more: &[PathBuf]) -> Result<AllocLens> {
-    let mut paths = vec![file.to_path_buf()];
-    paths.extend(more.iter().cloned());
-    let traces = crate::alloc_model::load_traces(&paths)?;
-    for f in &traces.files[1..] {
-        crate::load::report_damage(f.trace.path(), &f.damage);
+/// The lenses with data in a trace (and the traces joining it in the allocation map),
+/// from one read of its events: what `memlens view` serves and `memlens report`
+/// embeds.
+pub(crate) struct Lenses {
+    /// The traces as read (for their damage and notes).
+    pub read: Read,
+    /// The program and trace the page names.
+    pub info: RunInfo,
+    /// The lenses in tab order: heap evolution, cache, allocation map.
+    pub lenses: Vec<Arc<dyn LensApi>>,
+}
+
+impl Lenses {
+    /// Reads FILE (and MORE for the allocation map) into every lens that has data.
+    pub(crate) fn read(file: &Path, more: &[PathBuf], points: usize, by: &str) -> Result<Lenses> {
+        let mut inputs = vec![read::open(file)?];
+        for path in more {
+            inputs.push(read::open(path)?);
+        }
+        // Java traces have no addresses: the allocation map does not apply to them.
+        let java = inputs.iter().any(|i| i.is_java());
+        let references = memlens_ingest::references::read_all(&inputs[0].file, MAX_REFERENCES);
+        let info = run_info(&inputs[0], file);
+        let mut read = read::read(
+            inputs,
+            Wanted {
+                heap: true,
+                alloc: !java,
+                ..Wanted::default()
+            },
+        );
+        let cache = cache_source(references, file);
+        let heap = read
+            .models
+            .heap
+            .take()
+            .unwrap_or_else(|| memlens_heap::HeapModelBuilder::new().end(0));
+        let alloc = read.models.alloc.take();
+        let has_alloc = alloc.is_some() && (!heap.is_empty() || !more.is_empty());
+        let mut lenses: Vec<Arc<dyn LensApi>> = Vec::new();
+        if heap.stats().allocations > 0 || (cache.is_none() && !has_alloc) {
+            let options = EngineOptions {
+                points,
+                default_classifiers: by.to_owned(),
+            };
+            lenses.push(Arc::new(
+                HeapLens::new(heap, options)
+                    .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?,
+            ));
+        }
+        if let Some(source) = cache {
+            lenses.push(Arc::new(CacheLens::new(Some(source))));
+        }
+        if let Some(alloc) = alloc.filter(|_| has_alloc) {
+            lenses.push(Arc::new(AllocLens::new(alloc)));
+        }
+        Ok(Lenses { read, info, lenses })
     }
-    Ok(AllocLens::new(traces.model))
+}
+
+/// The cache lens's source of a trace's references, or `None` when it has none.
+/// Damaged chunks are reported and skipped; a trace longer than the lens holds is cut,
+/// with a note.
+fn cache_source(refs: TraceReferences, path: &Path) -> Option<ReferenceSource> {
+    for d in &refs.damage {
+        eprintln!(
+            "memlens: {}: damaged at byte offset {}: {}; the cache lens skips it",
+            path.display(),
+            d.offset,
+            d.reason
+        );
+    }
+    if refs.is_empty() {
+        return None;
+    }
+    if refs.dropped > 0 {
+        eprintln!(
+            "memlens: {}: the cache lens shows the first {MAX_REFERENCES} references; {} more are left out",
+            path.display(),
+            refs.dropped
+        );
+    }
+    Some(ReferenceSource {
+        title: path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "trace".to_owned()),
+        references: refs.references.into(),
+        info: refs.info,
+    })
 }
 
 /// The snapshot points option must be usable.
@@ -152,8 +218,8 @@ pub(crate) fn check_points(points: usize) -> Result<()> {
 }
 
 /// The program and trace names the page shows.
-pub(crate) fn run_info(trace: &HeapTrace, file: &Path) -> RunInfo {
-    let process = trace.loaded.metadata.process.as_ref();
+pub(crate) fn run_info(input: &TraceInput, file: &Path) -> RunInfo {
+    let process = input.metadata.process.as_ref();
     let program = process
         .map(|p| {
             if p.cmdline.is_empty() {
@@ -182,13 +248,8 @@ fn open_browser(url: &str) {
         eprintln!("memlens: no display found; open the URL above in a browser");
         return;
     }
-    let spawned = Command::new("xdg-open")
-        .arg(url)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn();
-    if spawned.is_err() {
-        eprintln!("memlens: could not start a browser (xdg-open); open the URL above");
+    // `$BROWSER` when set, else xdg-open; the browser is not waited for.
+    if let Err(e) = opener::open_browser(url) {
+        eprintln!("memlens: could not start a browser ({e}); open the URL above");
     }
 }

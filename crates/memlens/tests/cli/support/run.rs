@@ -22,8 +22,6 @@ pub struct Finished {
     /// The exit status as a shell reports it: the exit code, or 128 + N when
     /// the process was killed by signal N.
     pub code: i32,
-    /// The signal that killed the process, if one did.
-    pub signal: Option<i32>,
     /// Everything written to standard output.
     pub stdout: String,
     /// Everything written to standard error.
@@ -86,11 +84,6 @@ pub fn spawn(cmd: &mut Command, limit: Duration, what: &str) -> Running {
 }
 
 impl Running {
-    /// The process id (also its process group id).
-    pub fn id(&self) -> u32 {
-        self.child.id()
-    }
-
     /// Waits for the process to finish, killing its process group and
     /// failing the test when the time limit passes first.
     pub fn wait(mut self) -> Finished {
@@ -123,10 +116,10 @@ impl Running {
                 }
             }
         }
-        let signal = status.signal();
         Finished {
-            code: status.code().unwrap_or_else(|| 128 + signal.unwrap_or(0)),
-            signal,
+            code: status
+                .code()
+                .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)),
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
             stderr: String::from_utf8_lossy(&stderr).into_owned(),
             elapsed: self.start.elapsed(),

@@ -7,14 +7,13 @@
 //! Like the other recorder tests, these need the recorder library next to the binary:
 //! run `cargo build --release -p memlens -p memlens-preload` first.
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use support::trace::memlens;
-use support::{Finished, Lang, compile, record, run, test_dir};
+
+use crate::support::trace::memlens;
+use crate::support::{Finished, Lang, compile, record, run, test_dir};
 
 /// The flags of the issue: light optimisation, debug info for names, frame pointers
 /// everywhere and no tail calls, so every caller keeps a frame the unwinder can walk.
@@ -26,9 +25,9 @@ const FLAGS: &[&str] = &[
     "-pthread",
 ];
 
-const LEAKY_LIST: &str = include_str!("heap_programs/leaky_list.c");
-const LEAKY_CACHE: &str = include_str!("heap_programs/leaky_cache.cpp");
-const NAMED_THREADS: &str = include_str!("heap_programs/named_threads.c");
+const LEAKY_LIST: &str = include_str!("../heap_programs/leaky_list.c");
+const LEAKY_CACHE: &str = include_str!("../heap_programs/leaky_cache.cpp");
+const NAMED_THREADS: &str = include_str!("../heap_programs/named_threads.c");
 
 /// Compiles `source` as `dir/name`, runs it under `memlens record` and returns the trace.
 fn record_program(dir: &Path, name: &str, lang: Lang, source: &str) -> PathBuf {

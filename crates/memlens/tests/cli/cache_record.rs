@@ -8,13 +8,12 @@
 //! built once into `CARGO_TARGET_TMPDIR` (`MEMLENS_TOOL_CACHE`) and shared by
 //! the tests.
 
-mod support;
-
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use memlens_trace::{RefItem, RefKind, RefRecord, TraceFile, read_references};
-use support::{Finished, Lang, clean_command, compile, memlens_exe, run, test_dir};
+
+use crate::support::{Finished, Lang, clean_command, compile, memlens_exe, run, test_dir};
 
 fn programs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/programs")

@@ -65,12 +65,8 @@ pub fn record(dir: &Path, options: &[&str], argv: &[&str], envs: &[(&str, &str)]
 /// One row of a top-sites list.
 #[derive(Debug, Clone)]
 pub struct Site {
-    /// The rendered call path.
-    pub site: String,
     /// Its frames, innermost first.
     pub stack: Vec<String>,
-    /// Bytes allocated there.
-    pub bytes: u64,
     /// Allocation calls there.
     pub allocations: u64,
 }
@@ -114,7 +110,6 @@ impl Summary {
             .unwrap_or_else(|| panic!("summary JSON has no list {key:?}"));
         rows.iter()
             .map(|r| Site {
-                site: r["site"].as_str().unwrap_or_default().to_string(),
                 stack: r["stack"]
                     .as_array()
                     .map(|a| {
@@ -123,7 +118,6 @@ impl Summary {
                             .collect()
                     })
                     .unwrap_or_default(),
-                bytes: r["bytes"].as_u64().unwrap_or(0),
                 allocations: r["allocations"].as_u64().unwrap_or(0),
             })
             .collect()

@@ -5,16 +5,15 @@
 //! Like the other recorder tests, these need the recorder library next to the binary:
 //! run `cargo build --release -p memlens -p memlens-preload` first.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use serde_json::Value;
-use support::trace::memlens;
-use support::{Finished, Lang, compile, record, run};
 
-const ARENA_THREADS: &str = include_str!("alloc_programs/arena_threads.c");
+use crate::support::trace::memlens;
+use crate::support::{self, Finished, Lang, compile, record, run};
+
+const ARENA_THREADS: &str = include_str!("../alloc_programs/arena_threads.c");
 
 /// The recorded trace of `arena_threads.c`, shared by the tests (recorded once).
 fn trace() -> &'static Path {

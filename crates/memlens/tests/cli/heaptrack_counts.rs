@@ -3,11 +3,9 @@
 //! reports (through the mapping in `support/heaptrack.rs`). Each test skips
 //! with a message when heaptrack is not installed.
 
-mod support;
-
 use std::path::Path;
 
-use support::{
+use crate::support::{
     FRAME_POINTER_FLAGS, Lang, LibstdcxxStartup, Peak, alloc_bench_source, assert_counts_match,
     compile, heaptrack, record, summary, test_dir,
 };

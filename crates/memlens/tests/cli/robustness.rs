@@ -7,25 +7,24 @@
 //! The programs live in `tests/programs/`, one file each, with a comment
 //! saying what they exercise.
 
-mod support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use support::{
-    FRAME_POINTER_FLAGS, Lang, Recorded, TIME_LIMIT, clean_command, compile, dump, process_record,
-    record, record_command, run, spawn, summary, summary_run, test_dir, traces_in, written_paths,
+use crate::support::{
+    self, FRAME_POINTER_FLAGS, Lang, Recorded, TIME_LIMIT, clean_command, compile, dump,
+    process_record, record, record_command, run, spawn, summary, summary_run, test_dir, traces_in,
+    written_paths,
 };
 
 /// Compiles `tests/programs/NAME.c` (`C`) or `NAME.cpp` (`Cxx`) into
 /// `dir/NAME` with the given extra flags (see [`build`]).
 macro_rules! program {
     ($dir:expr, $name:literal, C $(, $flag:expr)*) => {
-        build($dir, $name, Lang::C, include_str!(concat!("programs/", $name, ".c")), &[$($flag),*])
+        build($dir, $name, Lang::C, include_str!(concat!("../programs/", $name, ".c")), &[$($flag),*])
     };
     ($dir:expr, $name:literal, Cxx $(, $flag:expr)*) => {
-        build($dir, $name, Lang::Cxx, include_str!(concat!("programs/", $name, ".cpp")), &[$($flag),*])
+        build($dir, $name, Lang::Cxx, include_str!(concat!("../programs/", $name, ".cpp")), &[$($flag),*])
     };
 }
 
@@ -219,7 +218,7 @@ fn fork_then_execl_of_a_child_that_allocates() {
 
 /// Builds `programs/tls_library.c` into `dir/libtls.so`.
 fn tls_library(dir: &Path) -> PathBuf {
-    let source = include_str!("programs/tls_library.c");
+    let source = include_str!("../programs/tls_library.c");
     build(dir, "libtls.so", Lang::C, source, &["-shared", "-fPIC"])
 }
 
@@ -491,7 +490,7 @@ fn sigsegv_gives_139_and_a_readable_trace() {
 #[test]
 fn garbage_in_the_frame_pointer_register_does_not_crash_the_target() {
     let dir = test_dir("garbage-rbp");
-    let source = include_str!("programs/garbage_frame_pointer.c");
+    let source = include_str!("../programs/garbage_frame_pointer.c");
     let program = compile(
         dir.path(),
         "garbage_rbp",

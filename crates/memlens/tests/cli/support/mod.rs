@@ -14,12 +14,6 @@
 //! Every process a test starts is bounded by a time limit (see `run.rs`), so
 //! a recorder that hangs its target fails the test instead of hanging it.
 
-#![allow(
-    dead_code,
-    unused_imports,
-    reason = "shared by several test binaries, each using a part"
-)]
-
 pub mod compile;
 pub mod heaptrack;
 pub mod run;
@@ -31,7 +25,7 @@ use std::process::Command;
 
 pub use compile::{FRAME_POINTER_FLAGS, Lang, compile};
 pub use heaptrack::{LibstdcxxStartup, Peak, assert_counts_match, heaptrack};
-pub use run::{Finished, Running, TIME_LIMIT, run, run_with_timeout, spawn};
+pub use run::{Finished, TIME_LIMIT, run, run_with_timeout, spawn};
 pub use trace::{
     Recorded, Summary, dump, memlens, process_record, record, record_command, summary, summary_run,
     written_paths,

@@ -5,15 +5,13 @@
 //! Like the other recorder tests, this needs the recorder library next to `memlens`
 //! (`cargo build --release -p memlens-preload` first).
 
-mod support;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use support::{FRAME_POINTER_FLAGS, Lang, compile, memlens, record, test_dir};
+use crate::support::{FRAME_POINTER_FLAGS, Lang, compile, memlens, record, test_dir};
 
 /// Records the viewer's end-to-end test program into `dir`.
 fn recorded_trace(dir: &Path) -> PathBuf {
@@ -124,7 +122,7 @@ fn view_requires_the_token_and_serves_nothing_else() {
     let ok = |target: &str| status(&address, target, &address);
     assert_eq!(ok(&format!("/{token}/")), 200);
     assert_eq!(ok(&format!("/{token}/api/meta")), 200);
-    assert_eq!(ok(&format!("/{token}/api/tree?by=site,thread")), 200);
+    assert_eq!(ok(&format!("/{token}/api/heap/tree?by=site,thread")), 200);
     for without_token in ["/", "/api/meta", "/index.html", "/x/api/tree"] {
         assert_eq!(ok(without_token), 403, "{without_token}");
     }

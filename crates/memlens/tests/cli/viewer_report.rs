@@ -1,15 +1,15 @@
 //! `memlens report` writes one self-contained HTML file: the viewer page with its data
-//! embedded (trees of `site,thread` at the snapshot times for every metric and sort,
-//! the timeline and the suspects), no external resource, and a clear error for a file
-//! that is not a trace. The browser side is checked by `web/e2e`.
+//! embedded (the answers of every lens; for the heap lens the trees of `site,thread` at
+//! the snapshot times for every metric and sort, the timeline and the suspects), no
+//! external resource, and a clear error for a file that is not a trace. The browser
+//! side is checked by `web/e2e`.
 //!
 //! Needs the recorder library next to `memlens` (`cargo build --release -p
 //! memlens-preload` first).
 
-mod support;
-
 use serde_json::Value;
-use support::{FRAME_POINTER_FLAGS, Lang, compile, memlens, record, test_dir};
+
+use crate::support::{FRAME_POINTER_FLAGS, Lang, compile, memlens, record, test_dir};
 
 #[test]
 fn report_embeds_the_data_and_loads_nothing_from_outside() {
@@ -44,14 +44,20 @@ fn report_embeds_the_data_and_loads_nothing_from_outside() {
     let start = html.find(open).expect("the data element") + open.len();
     let end = start + html[start..].find("</script>").unwrap();
     let data: Value = serde_json::from_str(&html[start..end]).expect("the data is JSON");
-    assert_eq!(data["version"], 1);
-    assert_eq!(data["meta"]["default_classifiers"][0], "site");
-    let trees = data["trees"].as_array().unwrap();
+    assert_eq!(data["meta"]["version"], 2);
+    let answers = data["answers"].as_object().unwrap();
+    let heap_meta = &answers["heap/meta"]["json"];
+    assert_eq!(heap_meta["default_classifiers"][0], "site");
+    let trees: Vec<&Value> = answers
+        .iter()
+        .filter(|(key, _)| key.starts_with("heap/tree?"))
+        .map(|(_, answer)| &answer["json"])
+        .collect();
     assert_eq!(trees.len(), 6, "bytes and objects × growth, start and end");
-    let doc = &trees[0]["response"]["doc"];
+    let doc = &answers["heap/tree?by=site%2Cthread&metric=bytes&sort=growth&times="]["json"]["doc"];
     assert_eq!(
         doc["trees"].as_array().unwrap().len(),
-        data["meta"]["snapshots"].as_array().unwrap().len(),
+        heap_meta["snapshots"].as_array().unwrap().len(),
         "a tree at every snapshot time"
     );
     let last = doc["trees"].as_array().unwrap().last().unwrap();
@@ -66,7 +72,7 @@ fn report_embeds_the_data_and_loads_nothing_from_outside() {
         "the leak grows most: {sites:?}"
     );
     assert_eq!(
-        data["growth"][0]["doc"]["suspects"][0]["full_key"][0],
+        answers["heap/growth?by=site%2Cthread&top=20"]["json"]["doc"]["suspects"][0]["full_key"][0],
         "remember_request"
     );
     for external in ["src=\"http", "href=\"http", "src=\"/", "@import"] {

@@ -5,11 +5,9 @@
 //! everything before the damage; usage errors exit with status 2 and one
 //! sentence.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
-use support::{
+use crate::support::{
     FRAME_POINTER_FLAGS, Finished, Lang, compile, dump, memlens, record, run, summary, summary_run,
     test_dir,
 };

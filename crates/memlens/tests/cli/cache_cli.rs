@@ -2,10 +2,8 @@
 //! hierarchy (a typical x86-64 core: L1 32K, L2 256K, L3 8M) when no `--level` is
 //! given, `--level` replacing it, and the text report's regions, busiest first.
 
-mod support;
-
-use support::trace::memlens;
-use support::{run, test_dir};
+use crate::support::trace::memlens;
+use crate::support::{run, test_dir};
 
 fn ok(args: &[&str]) -> String {
     let what = format!("memlens {}", args.join(" "));

@@ -4,12 +4,12 @@
 //! percentiles per function; recorded without the option, the trace has no
 //! latency and reads exactly as before.
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use support::{FRAME_POINTER_FLAGS, Lang, clean_command, compile, dump, record, run, summary};
+use crate::support::{
+    self, FRAME_POINTER_FLAGS, Lang, clean_command, compile, dump, record, run, summary,
+};
 
 fn build(dir: &Path) -> PathBuf {
     let mut flags = FRAME_POINTER_FLAGS.to_vec();
@@ -18,7 +18,7 @@ fn build(dir: &Path) -> PathBuf {
         dir,
         "latency",
         Lang::C,
-        include_str!("programs/latency.c"),
+        include_str!("../programs/latency.c"),
         &flags,
     )
 }
@@ -192,7 +192,7 @@ fn forked_and_execed_processes_record_latencies_too() {
         dir.path(),
         "fork_exec",
         Lang::C,
-        include_str!("programs/fork_exec.c"),
+        include_str!("../programs/fork_exec.c"),
         &flags,
     );
     let argv = [program.to_str().expect("UTF-8 path"), "execv"];

@@ -3,9 +3,7 @@
 //! everywhere) and symbolized by `summary` name the user's functions with
 //! `file:line`, never the allocator's wrappers.
 
-mod support;
-
-use support::{
+use crate::support::{
     FRAME_POINTER_FLAGS, Lang, Summary, alloc_bench_source, compile, record, summary, test_dir,
 };
 

@@ -1,0 +1,21 @@
+//! The CLI's integration tests, one module per command or concern, in one test binary
+//! so that the shared helpers in `support/` compile once. Most run real programs
+//! (compiled from `tests/programs/`, `tests/heap_programs/` and
+//! `tests/alloc_programs/`) under the recorder; see `support` for what they need.
+//! Run them alone with `cargo test -p memlens --test cli`.
+
+mod support;
+
+mod alloc_cli;
+mod bad_input;
+mod cache_cli;
+mod cache_record;
+mod heap_cli;
+mod heaptrack_counts;
+mod java;
+mod latency;
+mod robustness;
+mod same_site;
+mod sites;
+mod viewer_report;
+mod viewer_security;

@@ -46,7 +46,8 @@ pub struct CacheViewArgs {
 /// Runs `memlens cache view` until Ctrl-C.
 pub fn run(args: CacheViewArgs) -> Result<i32> {
     args.serve.check()?;
-    let id = CacheLens::kernel_id(&args.kernel, args.variant.as_deref()).map_err(UsageError)?;
+    let id = CacheLens::kernel_id(&args.kernel, args.variant.as_deref())
+        .map_err(|e| UsageError(e.to_string()))?;
     let mut lens = CacheLens::new(None)
         .with_default_source(id, args.n)
         .map_err(|e| UsageError(format!("--n: {e}")))?;

@@ -39,7 +39,7 @@ use crate::lens_api::{ApiBody, LensApi, ReportRequest};
 use crate::protocol::{LensWire, to_json};
 
 pub use query::{MAX_LEVELS, MAX_LINES, MAX_WAYS};
-pub use source::{MAX_REFERENCES, ReferenceSource};
+pub use source::{MAX_REFERENCES, ReferenceSource, SourceError};
 
 use query::SessionQuery;
 use session::Session;
@@ -105,7 +105,7 @@ impl CacheLens {
 
     /// The kernel source id of a kernel name and variant, as `memlens cache kernel`
     /// spells them (`matmul` + `blocked` → `matmul-blocked`).
-    pub fn kernel_id(name: &str, variant: Option<&str>) -> Result<&'static str, String> {
+    pub fn kernel_id(name: &str, variant: Option<&str>) -> Result<&'static str, SourceError> {
         let name = match name {
             "bubblesort" => "bubble-sort",
             "mergesort" => "merge-sort",
@@ -117,26 +117,34 @@ impl CacheLens {
             ("matmul", None) => "matmul-standard".to_owned(),
             ("matmul", Some(v)) => format!("matmul-{v}"),
             (other, None) => other.to_owned(),
-            (other, Some(v)) => return Err(format!("kernel `{other}` has no variant `{v}`")),
+            (other, Some(v)) => {
+                return Err(SourceError::NoVariant {
+                    kernel: other.to_owned(),
+                    variant: v.to_owned(),
+                });
+            }
         };
         source::KERNELS
             .iter()
             .find(|k| k.0 == wanted)
             .map(|k| k.0)
-            .ok_or_else(|| {
-                format!(
-                    "unknown kernel `{wanted}`; choose one of {}",
-                    Self::kernel_ids().join(", ")
-                )
+            .ok_or_else(|| SourceError::Unknown {
+                what: "kernel",
+                id: wanted,
+                choices: format!("one of {}", Self::kernel_ids().join(", ")),
             })
     }
 
     /// Opens the page on this source (a kernel id or [`TRACE_SOURCE`]) with problem
     /// size `n` (kernels only), checking that it can be generated.
-    pub fn with_default_source(mut self, id: &str, n: Option<u64>) -> Result<CacheLens, String> {
+    pub fn with_default_source(
+        mut self,
+        id: &str,
+        n: Option<u64>,
+    ) -> Result<CacheLens, SourceError> {
         if id == TRACE_SOURCE {
             if self.trace.is_none() {
-                return Err("there is no trace to show".to_owned());
+                return Err(SourceError::NoTrace);
             }
         } else {
             let made = Arc::new(source::kernel_source(id, n)?);
@@ -149,9 +157,12 @@ impl CacheLens {
 
     /// Opens the page with this hierarchy instead of the source's default, checking
     /// that the simulator and the lens can both handle it.
-    pub fn with_default_hierarchy(mut self, config: HierarchyConfig) -> Result<CacheLens, String> {
-        memlens_cache::Hierarchy::new(&config).map_err(|e| e.to_string())?;
-        query::check_size(&config).map_err(|e| e.message)?;
+    pub fn with_default_hierarchy(
+        mut self,
+        config: HierarchyConfig,
+    ) -> Result<CacheLens, SourceError> {
+        memlens_cache::Hierarchy::new(&config).map_err(|e| SourceError::Engine(e.to_string()))?;
+        query::check_size(&config).map_err(|e| SourceError::Engine(e.message))?;
         self.default_config = Some(config);
         Ok(self)
     }
@@ -166,7 +177,9 @@ impl CacheLens {
         if let Some((_, found)) = lock(&self.kernels).iter().find(|(k, _)| *k == key) {
             return Ok(Arc::clone(found));
         }
-        let made = Arc::new(source::kernel_source(id, n).map_err(ApiError::bad_request)?);
+        let made = Arc::new(
+            source::kernel_source(id, n).map_err(|e| ApiError::bad_request(e.to_string()))?,
+        );
         let mut kernels = lock(&self.kernels);
         if kernels.len() >= KEPT_KERNELS {
             kernels.remove(0);

@@ -69,28 +69,70 @@ pub(crate) fn max_size(kernel: &str) -> u64 {
     }
 }
 
+/// Why the cache lens cannot show a source or hierarchy: one sentence naming it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SourceError {
+    /// A kernel or source id that does not exist.
+    #[error("unknown {what} `{id}`; choose {choices}")]
+    Unknown {
+        /// `kernel` or `source`.
+        what: &'static str,
+        /// The id as asked for.
+        id: String,
+        /// The ids that exist, as a phrase.
+        choices: String,
+    },
+    /// A variant the kernel does not have.
+    #[error("kernel `{kernel}` has no variant `{variant}`")]
+    NoVariant {
+        /// The kernel.
+        kernel: String,
+        /// The variant asked for.
+        variant: String,
+    },
+    /// A problem size the lens cannot hold.
+    #[error("`n={n}` is out of range for {title}: choose 1 to {max}")]
+    SizeOutOfRange {
+        /// The size asked for.
+        n: u64,
+        /// The kernel's title.
+        title: &'static str,
+        /// The largest size.
+        max: u64,
+    },
+    /// The trace source asked for without a trace.
+    #[error("there is no trace to show")]
+    NoTrace,
+    /// A kernel or hierarchy the engine refuses (its sentence).
+    #[error("{0}")]
+    Engine(String),
+}
+
 /// Generates kernel `id` with problem size `n`, or says why not.
-pub(crate) fn kernel_source(id: &str, n: Option<u64>) -> Result<ReferenceSource, String> {
+pub(crate) fn kernel_source(id: &str, n: Option<u64>) -> Result<ReferenceSource, SourceError> {
     let Some(&(_, name, variant, title)) = KERNELS.iter().find(|k| k.0 == id) else {
         let ids: Vec<&str> = KERNELS.iter().map(|k| k.0).collect();
-        return Err(format!(
-            "unknown source `{id}`; choose trace or one of {}",
-            ids.join(", ")
-        ));
+        return Err(SourceError::Unknown {
+            what: "source",
+            id: id.to_owned(),
+            choices: format!("trace or one of {}", ids.join(", ")),
+        });
     };
     let n = n.unwrap_or_else(|| default_size(name));
     if n == 0 || n > max_size(name) {
-        return Err(format!(
-            "`n={n}` is out of range for {title}: choose 1 to {}",
-            max_size(name)
-        ));
+        return Err(SourceError::SizeOutOfRange {
+            n,
+            title,
+            max: max_size(name),
+        });
     }
     let params = KernelParams {
         n,
         block: 4,
         ..KernelParams::default()
     };
-    let kernel = Kernel::new(name, variant, params).map_err(|e| e.to_string())?;
+    let kernel =
+        Kernel::new(name, variant, params).map_err(|e| SourceError::Engine(e.to_string()))?;
     let mut references = Vec::new();
     kernel.generate(|r| {
         if references.len() < MAX_REFERENCES {

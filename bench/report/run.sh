@@ -40,11 +40,11 @@ open_ms=$(cat "$out/open.txt")
 
 baseline=""
 if command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null; then
-    if ! ls "$out"/ht.*.zst >/dev/null 2>&1; then
+    if ! ls "$out"/ht*.zst >/dev/null 2>&1; then
         echo "== recording the same workload under heaptrack (the baseline)"
         heaptrack -o "$out/ht" "$out/bench" 2 "$calls" >/dev/null 2>&1 || true
     fi
-    ht=$(ls "$out"/ht.*.zst | head -n 1)
+    ht=$(ls "$out"/ht*.zst | head -n 1)
     /usr/bin/time -f "%e %M" -o "$out/ht.time" heaptrack_print "$ht" >/dev/null 2>&1
     read -r ht_s ht_kb < "$out/ht.time"
     baseline="$ht_s $ht_kb"

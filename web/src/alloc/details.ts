@@ -47,6 +47,7 @@ export class DetailsPanel {
       ["process", "Process", `${b.pid} ${b.process_name}`],
       ["function", "Function", b.function || "unknown (no stack)"],
       ["location", "File:line", b.location || "–"],
+      ["module", "Module", b.site.module ? `${b.site.module} (${b.site.kind} code)` : "–"],
       ["address", "Address", b.addr_hex],
       ["bin", "Bin", b.bin_name],
     ];

@@ -1,5 +1,6 @@
 // Generated from crates/memlens-server/src/alloc/wire.rs by ts-rs: do not edit.
 // Regenerate with `MEMLENS_BLESS=1 cargo test -p memlens-server --test wire_types`.
+import type { Site } from "./vocab";
 
 /**
  * A bin.
@@ -145,6 +146,11 @@ export type BlockWire = {
    * Its `file:line`, or empty.
    */
   location: string,
+  /**
+   * The allocation site as the frame policy chose it, structured (function, file,
+   * line, module, address, offset, frame kind).
+   */
+  site: Site,
   /**
    * True when made by `realloc`.
    */

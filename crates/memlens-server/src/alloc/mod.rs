@@ -510,6 +510,7 @@ fn block_wire(model: &AllocModel, info: &BlockInfo) -> BlockWire {
         process_name: model.processes()[info.process.index()].name.clone(),
         function,
         location,
+        site,
         from_realloc: info.from_realloc,
         alloc_latency_ns: info.latency.and_then(|l| l.alloc_ns),
         free_latency_ns: info.latency.and_then(|l| l.free_ns),

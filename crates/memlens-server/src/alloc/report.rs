@@ -42,6 +42,11 @@ pub const TILE_LEVELS: [(u32, u32); 4] = [(0, 0), (1, 1), (2, 1), (3, 1)];
 /// The levels embedded for the replay: 13 tiles.
 const REPLAY_TILE_LEVELS: [(u32, u32); 3] = [(0, 0), (1, 1), (2, 1)];
 
+/// The most blocks whose pool replay a report embeds: a replay is a second model of
+/// the run (as large as the first) with its own tiles, so a report of a longer run
+/// leaves the replay to `memlens view`, where it is computed when asked for.
+pub const REPORT_REPLAY_MAX_BLOCKS: usize = 1_000_000;
+
 /// The pool configuration a report replays: the one the page's replay field suggests
 /// (`controls.ts`), with the heap first-fit.
 pub const REPORT_POOL: &str = "16:512,32:512,64:256,128:128";
@@ -69,7 +74,11 @@ pub(super) fn requests(lens: &AllocLens) -> Vec<ReportRequest> {
         .iter()
         .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
         .collect();
-    // A model the suggested pools cannot replay has no replay in its report.
+    // A model the suggested pools cannot replay has no replay in its report, nor has a
+    // long run (see `REPORT_REPLAY_MAX_BLOCKS`).
+    if lens.real.model.blocks().len() > REPORT_REPLAY_MAX_BLOCKS {
+        return requests;
+    }
     if let Ok(drawn) = lens.drawn(&query) {
         requests.extend(page_requests(&drawn, &replay, &REPLAY_TILE_LEVELS));
     }

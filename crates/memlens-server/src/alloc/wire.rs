@@ -241,6 +241,9 @@ pub struct BlockWire {
     pub function: String,
     /// Its `file:line`, or empty.
     pub location: String,
+    /// The allocation site as the frame policy chose it, structured (function, file,
+    /// line, module, address, offset, frame kind).
+    pub site: memlens_vocab::Site,
     /// True when made by `realloc`.
     pub from_realloc: bool,
     /// Allocation latency, ns (traces recorded with `--latency`).

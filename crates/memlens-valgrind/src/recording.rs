@@ -153,6 +153,19 @@ impl Recording {
         observer: &mut dyn Observer,
     ) -> Result<Recording, RecordError> {
         let tool = Tool::prepare(&mut |dir| observer.building_tool(dir))?;
+        // An output that cannot be created must fail now, before the program runs
+        // (the encoder would fail only once Valgrind is running). Nothing is left
+        // behind by the check.
+        if let Some(path) = &options.output {
+            let existed = path.exists();
+            File::create(path).map_err(|source| RecordError::CreateOutput {
+                path: path.clone(),
+                source,
+            })?;
+            if !existed {
+                let _ = std::fs::remove_file(path);
+            }
+        }
         let fifo = Fifo::new().map_err(|source| RecordError::Fifo {
             dir: std::env::temp_dir(),
             source,
@@ -281,10 +294,19 @@ fn encode(
         path: output.to_path_buf(),
         source,
     };
-    let file = File::create(output).map_err(|source| RecordError::CreateOutput {
-        path: output.to_path_buf(),
-        source,
-    })?;
+    let file = match File::create(output) {
+        Ok(file) => file,
+        Err(source) => {
+            // Let the tool go: it blocks until someone reads its FIFO.
+            if let Ok(mut stream) = File::open(fifo) {
+                let _ = std::io::copy(&mut stream, &mut std::io::sink());
+            }
+            return Err(RecordError::CreateOutput {
+                path: output.to_path_buf(),
+                source,
+            });
+        }
+    };
     let mut trace =
         TraceWriter::new(BufWriter::with_capacity(1 << 20, file), true).map_err(write_error)?;
     trace.meta(&Meta::Process(process)).map_err(write_error)?;

@@ -332,6 +332,21 @@ fn a_missing_valgrind_is_one_sentence_naming_the_package() {
 }
 
 #[test]
+fn an_output_that_cannot_be_created_is_one_sentence_not_a_hang() {
+    let dir = test_dir("cache-record-bad-output");
+    let program = build(dir.path(), "matmul_plain", &["-O1"]);
+    let out = dir.path().join("no/such/dir/refs.mlens");
+    let done = record(dir.path(), &out, &[], &program, &["8"]);
+    assert_eq!(done.code, 1, "{}", done.stderr);
+    assert_eq!(done.stderr.trim().lines().count(), 1, "{}", done.stderr);
+    assert!(
+        done.stderr.contains("cannot create") && done.stderr.contains("refs.mlens"),
+        "{}",
+        done.stderr
+    );
+}
+
+#[test]
 fn damaged_recorded_traces_are_rejected_cleanly() {
     let dir = test_dir("cache-record-damage");
     let program = build(dir.path(), "matmul_plain", &["-O2"]);

@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow};
 use memlens_cache::import::{
-    DinOptions, DinReader, ImportError, ImportErrorKind, LackeyOptions, LackeyReader, OnError,
+    DinOptions, DinReader, ImportCounts, ImportError, ImportErrorKind, LackeyOptions, LackeyReader,
+    OnError,
 };
 use memlens_cache::kernels::{Kernel, KernelParams};
 use memlens_cache::spec::parse_level;
@@ -278,10 +279,14 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
             Some(counts)
         }
     };
+    let summary = simulation.summary();
+    if summary.references == 0 {
+        return Err(no_references(&args.trace, format, import.as_ref()));
+    }
     let report = Report {
         trace: &args.trace.display().to_string(),
         format: &format!("{format:?}").to_lowercase(),
-        summary: &simulation.summary(),
+        summary: &summary,
         import: import.as_ref(),
     };
     print(&mut io::stdout().lock(), &report, args.json)
@@ -292,8 +297,9 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
 const SHOWN_ERRORS: u64 = 20;
 
 /// Simulates a text importer's references, printing the first malformed lines as
-/// `FILE:LINE: reason` and counting the rest. Fails on the error that ended the
-/// import early: any error with `--on-error stop`, and a read error always.
+/// `FILE:LINE: reason` (once the file has shown a reference at all) and counting the
+/// rest. Fails on the error that ended the import early: any error with `--on-error
+/// stop`, and a read error always.
 fn import_text(
     path: &Path,
     reader: &mut impl Iterator<Item = Result<Reference, ImportError>>,
@@ -301,9 +307,18 @@ fn import_text(
     simulation: &mut Simulation,
 ) -> Result<()> {
     let (mut malformed, mut stopped) = (0, Ok(()));
+    // Malformed lines before the first reference wait: a file with no reference at
+    // all gets one sentence from the caller instead of a screen of them.
+    let (mut held, mut any) = (Vec::new(), false);
     for item in reader {
         match item {
-            Ok(reference) => simulation.access(&reference),
+            Ok(reference) => {
+                if !any {
+                    any = true;
+                    held.drain(..).for_each(|line: String| eprintln!("{line}"));
+                }
+                simulation.access(&reference);
+            }
             Err(error)
                 if on_error == OnError::Stop || matches!(error.kind, ImportErrorKind::Io(_)) =>
             {
@@ -312,17 +327,56 @@ fn import_text(
             }
             Err(error) => {
                 if malformed < SHOWN_ERRORS {
-                    eprintln!("memlens: {}:{error}", path.display());
+                    let line = format!("memlens: {}:{error}", path.display());
+                    if any {
+                        eprintln!("{line}");
+                    } else {
+                        held.push(line);
+                    }
                 }
                 malformed += 1;
             }
         }
     }
-    if malformed > SHOWN_ERRORS {
+    if any && malformed > SHOWN_ERRORS {
         let (path, hidden) = (path.display(), malformed - SHOWN_ERRORS);
         eprintln!("memlens: {path}: {malformed} malformed lines in all, {hidden} not shown");
     }
     stopped
+}
+
+/// Why a trace gave the simulator nothing to do, in one sentence: a memlens trace of
+/// allocations only, or a text file none of whose lines is a reference.
+fn no_references(path: &Path, format: TraceFormat, import: Option<&ImportCounts>) -> anyhow::Error {
+    let allocation_trace = format == TraceFormat::Mlens
+        && TraceFile::open(path).is_ok_and(|t| {
+            t.chunks()
+                .iter()
+                .any(|c| c.header.kind == memlens_trace::format::ChunkKind::Events)
+        });
+    match import {
+        _ if allocation_trace => failed(
+            path,
+            "holds allocations but no memory references: the cache lens needs a reference \
+             trace (`memlens cache record -- PROGRAM`, or `memlens cache kernel`); the \
+             allocations are for `memlens summary`, `tree` and `view`",
+        ),
+        Some(counts) => failed(
+            path,
+            format!(
+                "no line of its {} lines is a {} reference ({} malformed, {} ignored)",
+                counts.lines,
+                if format == TraceFormat::Din {
+                    "Dinero `din`"
+                } else {
+                    "Valgrind Lackey `--trace-mem=yes`"
+                },
+                counts.malformed,
+                counts.ignored
+            ),
+        ),
+        None => failed(path, "holds no memory references"),
+    }
 }
 
 fn simulate_mlens(path: &Path, on_error: OnError, simulation: &mut Simulation) -> Result<()> {

@@ -35,7 +35,7 @@ pub struct RecordArgs {
     #[arg(short = 'o', long = "output")]
     output: Option<PathBuf>,
     /// Overwrite the output file if it exists.
-    #[arg(long)]
+    #[arg(short, long)]
     force: bool,
     /// Record instruction fetches too (kind 3, one shared label), like Lackey's
     /// `I` lines; by default only data references, like Cachegrind's `D refs`.
@@ -57,12 +57,7 @@ pub struct RecordArgs {
     #[arg(short, long)]
     quiet: bool,
     /// The program and its arguments.
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     command: Vec<OsString>,
 }
 

@@ -63,12 +63,7 @@ pub struct RecordArgs {
     #[arg(long)]
     summary: bool,
     /// The program and its arguments.
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
+    #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     command: Vec<OsString>,
 }
 

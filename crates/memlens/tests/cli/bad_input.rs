@@ -320,3 +320,72 @@ fn summary_without_a_file_is_one_sentence() {
     let done = run(memlens().arg("summary"), "memlens summary");
     assert_usage_error("summary without a file", &done);
 }
+
+#[test]
+fn unknown_recorder_options_are_refused_not_taken_for_the_program() {
+    for command in [&["record"][..], &["cache", "record"][..]] {
+        let done = run(
+            memlens()
+                .args(command)
+                .args(["--sample", "512K", "--", "true"]),
+            "memlens record --sample",
+        );
+        assert_usage_error("an unknown recorder option", &done);
+        assert!(
+            done.stderr.contains("unexpected argument '--sample'"),
+            "{command:?}: {}",
+            done.stderr
+        );
+    }
+    // Both recorders take `-f` for `--force`.
+    for command in [&["record"][..], &["cache", "record"][..]] {
+        let help = run(
+            memlens().args(command).arg("--help"),
+            "memlens record --help",
+        );
+        assert!(
+            help.stdout.contains("-f, --force"),
+            "{command:?}: {}",
+            help.stdout
+        );
+    }
+}
+
+#[test]
+fn simulating_a_file_without_references_is_one_sentence_and_fails() {
+    // Text that is no trace at all: one sentence, not a screen of malformed lines.
+    let passwd = run(
+        memlens().args(["cache", "simulate", "/etc/passwd"]),
+        "memlens cache simulate /etc/passwd",
+    );
+    assert_eq!(passwd.code, 1, "{}", passwd.stderr);
+    assert_eq!(passwd.stderr.trim().lines().count(), 1, "{}", passwd.stderr);
+    assert!(
+        passwd.stderr.contains("/etc/passwd") && passwd.stderr.contains("no line of its"),
+        "{}",
+        passwd.stderr
+    );
+    assert!(passwd.stdout.is_empty(), "no table: {}", passwd.stdout);
+    // An allocation trace: it says which commands read it.
+    let dir = test_dir("simulate-allocations");
+    good_trace(dir.path());
+    let trace = dir.path().join("good.mlens");
+    let allocations = run(
+        memlens().args(["cache", "simulate"]).arg(&trace),
+        "memlens cache simulate on an allocation trace",
+    );
+    assert_eq!(allocations.code, 1, "{}", allocations.stderr);
+    assert_eq!(
+        allocations.stderr.trim().lines().count(),
+        1,
+        "{}",
+        allocations.stderr
+    );
+    assert!(
+        allocations
+            .stderr
+            .contains("holds allocations but no memory references"),
+        "{}",
+        allocations.stderr
+    );
+}

@@ -345,46 +345,32 @@ fn import_text(
     stopped
 }
 
-/// Why a trace gave the simulator nothing to do, in one sentence: a memlens trace of
-/// allocations only, or a text file none of whose lines is a reference.
+/// Why a trace gave the simulator nothing to do, in one sentence: text none of whose
+/// lines is a reference, or a memlens trace of allocations only.
 fn no_references(path: &Path, format: TraceFormat, import: Option<&ImportCounts>) -> anyhow::Error {
-    let allocation_trace = format == TraceFormat::Mlens
-        && TraceFile::open(path).is_ok_and(|t| {
-            t.chunks()
-                .iter()
-                .any(|c| c.header.kind == memlens_trace::format::ChunkKind::Events)
-        });
-    match import {
-        _ if allocation_trace => failed(
-            path,
-            "holds allocations but no memory references: the cache lens needs a reference \
-             trace (`memlens cache record -- PROGRAM`, or `memlens cache kernel`); the \
-             allocations are for `memlens summary`, `tree` and `view`",
+    let allocations = || {
+        TraceFile::open(path).is_ok_and(|t| {
+            (t.chunks().iter()).any(|c| c.header.kind == memlens_trace::format::ChunkKind::Events)
+        })
+    };
+    let reason = match import {
+        Some(c) => format!(
+            "no line of its {} lines is a {format:?} reference ({} malformed, {} ignored)",
+            c.lines, c.malformed, c.ignored
         ),
-        Some(counts) => failed(
-            path,
-            format!(
-                "no line of its {} lines is a {} reference ({} malformed, {} ignored)",
-                counts.lines,
-                if format == TraceFormat::Din {
-                    "Dinero `din`"
-                } else {
-                    "Valgrind Lackey `--trace-mem=yes`"
-                },
-                counts.malformed,
-                counts.ignored
-            ),
-        ),
-        None => failed(path, "holds no memory references"),
-    }
+        None if allocations() => "holds allocations but no memory references: the cache lens \
+            needs a reference trace (`memlens cache record -- PROGRAM`, or `memlens cache \
+            kernel`); the allocations are for `memlens summary`, `tree` and `view`"
+            .to_owned(),
+        None => "holds no memory references".to_owned(),
+    };
+    failed(path, reason)
 }
 
 fn simulate_mlens(path: &Path, on_error: OnError, simulation: &mut Simulation) -> Result<()> {
     let trace = TraceFile::open(path).map_err(|e| anyhow!("{e}"))?;
     let damage = references::simulate(&trace, simulation);
-    for d in &damage {
-        eprintln!("memlens: {}: {d}", path.display());
-    }
+    crate::read::print_damage(&memlens_ingest::DamageNote::all(path, &damage));
     match damage.first() {
         Some(d) if on_error == OnError::Stop => Err(failed(path, format!("damaged at {d}"))),
         _ => Ok(()),

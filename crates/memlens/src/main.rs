@@ -23,7 +23,7 @@ mod summary_cmd;
 mod tree_cmd;
 mod view_cmd;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Record how a program uses memory and look at it through three lenses:
 /// heap evolution, allocation map and cache.
@@ -100,18 +100,16 @@ fn usage_error(e: clap::Error) -> ! {
         .filter(|l| !l.is_empty())
         .collect::<Vec<_>>()
         .join(" ");
-    let command: Vec<String> = std::env::args()
-        .skip(1)
-        .take_while(|a| !a.starts_with('-'))
-        .take(2)
-        .filter(|a| {
-            [
-                "record", "summary", "dump", "tree", "growth", "cache", "kernel", "simulate",
-                "view", "report", "render", "alloc", "bins", "replay", "metrics",
-            ]
-            .contains(&a.as_str())
-        })
-        .collect();
+    // The subcommands the user typed, for the hint: `memlens cache simulate --help`.
+    let mut command: Vec<String> = Vec::new();
+    let mut level = Cli::command();
+    for arg in std::env::args().skip(1).take_while(|a| !a.starts_with('-')) {
+        let Some(sub) = level.find_subcommand(&arg).cloned() else {
+            break;
+        };
+        command.push(arg);
+        level = sub;
+    }
     let help = if command.is_empty() {
         "memlens --help".to_string()
     } else {

@@ -178,14 +178,7 @@ impl Lenses {
 /// Damaged chunks are reported and skipped; a trace longer than the lens holds is cut,
 /// with a note.
 fn cache_source(refs: TraceReferences, path: &Path) -> Option<ReferenceSource> {
-    for d in &refs.damage {
-        eprintln!(
-            "memlens: {}: damaged at byte offset {}: {}; the cache lens skips it",
-            path.display(),
-            d.offset,
-            d.reason
-        );
-    }
+    read::print_damage(&memlens_ingest::DamageNote::all(path, &refs.damage));
     if refs.is_empty() {
         return None;
     }

@@ -17,7 +17,7 @@ use memlens_record::{
 };
 
 use crate::UsageError;
-use crate::summary_cmd::{bytes, duration};
+use memlens_heap::{format_bytes, format_duration};
 
 /// Arguments of `memlens record`.
 #[derive(clap::Args)]
@@ -174,9 +174,9 @@ fn report(paths: &[PathBuf], program: &Path) {
             s.allocations,
             s.frees,
             s.reallocations,
-            bytes(s.peak_bytes),
-            duration(s.peak_time_ns),
-            bytes(s.leaked_bytes),
+            format_bytes(s.peak_bytes),
+            format_duration(s.peak_time_ns),
+            format_bytes(s.leaked_bytes),
             s.leaked_allocations
         );
         for (_, w) in &md.warnings {

@@ -6,9 +6,9 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use memlens_heap::rank_sites;
 use memlens_heap::summary::StackFigures;
 use memlens_heap::summary_wire::{LatencyWire, SiteWire, SummaryWire};
+use memlens_heap::{format_bytes, format_duration, rank_sites};
 use memlens_ingest::{TraceInput, Wanted};
 
 use crate::read::{self, Read};
@@ -70,9 +70,6 @@ fn latency(ns: u32) -> String {
         format!("{:.2} ms", v / 1e6)
     }
 }
-
-/// Bytes and durations as every command writes them (the heap engine's units).
-pub(crate) use memlens_heap::{format_bytes as bytes, format_duration as duration};
 
 /// Runs `memlens summary`.
 pub fn run(args: SummaryArgs) -> Result<i32> {
@@ -143,7 +140,7 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
         println!("{}: {prog}", args.file.display());
         println!(
             "  ran {} in {} thread(s){}",
-            duration(s.duration_ns),
+            format_duration(s.duration_ns),
             md.threads.len(),
             match &md.end {
                 Some((_, how)) => format!(", ended by {how}"),
@@ -155,17 +152,17 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
             s.allocations,
             s.reallocations,
             s.frees,
-            bytes(s.allocated_bytes)
+            format_bytes(s.allocated_bytes)
         );
         println!(
             "  peak heap {} in {} blocks at {}",
-            bytes(s.peak_bytes),
+            format_bytes(s.peak_bytes),
             s.peak_allocations,
-            duration(s.peak_time_ns)
+            format_duration(s.peak_time_ns)
         );
         println!(
             "  leaked at exit {} in {} blocks; {} temporary allocations",
-            bytes(s.leaked_bytes),
+            format_bytes(s.leaked_bytes),
             s.leaked_allocations,
             s.temporary
         );
@@ -193,16 +190,18 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
         type Figure = fn(&SiteWire) -> String;
         let sections: [(&str, &Vec<SiteWire>, Figure); 4] = [
             ("top sites by bytes allocated", &by_bytes, |r| {
-                format!("{} in {} calls", bytes(r.bytes), r.allocations)
+                format!("{} in {} calls", format_bytes(r.bytes), r.allocations)
             }),
             ("top sites by number of allocations", &by_count, |r| {
-                format!("{} calls, {}", r.allocations, bytes(r.bytes))
+                format!("{} calls, {}", r.allocations, format_bytes(r.bytes))
             }),
-            ("top sites at the peak", &by_peak, |r| bytes(r.peak_bytes)),
+            ("top sites at the peak", &by_peak, |r| {
+                format_bytes(r.peak_bytes)
+            }),
             ("top sites leaked at exit", &by_leak, |r| {
                 format!(
                     "{} in {} blocks",
-                    bytes(r.leaked_bytes),
+                    format_bytes(r.leaked_bytes),
                     r.leaked_allocations
                 )
             }),

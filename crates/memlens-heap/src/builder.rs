@@ -9,9 +9,14 @@
 //! and finally [`end`](HeapModelBuilder::end). Each event costs one hash-map operation
 //! on the address map plus a few column pushes. Nothing here panics on odd input: it is
 //! repaired and counted in [`Diagnostics`].
+//!
+//! [`HeapModelBuilder::coalescing`] makes a builder whose memory is bounded by the live
+//! set instead of the number of allocations: the same events, the same repairs and
+//! statistics, but rows coalesced as [`crate::coalesce`] explains.
 
 use rustc_hash::FxHashMap;
 
+use crate::coalesce::Coalescer;
 use crate::context::{Context, FrameInfo};
 use crate::diagnostics::Diagnostics;
 use crate::ids::{AllocId, FrameId, StackId, ThreadIndex, TypeId};
@@ -34,6 +39,9 @@ pub struct HeapModelBuilder {
     live_bytes: u64,
     live_objects: u64,
     last_thread: Option<(u64, ThreadIndex)>,
+    /// Set for a coalescing builder: the open blocks and rows live there, and the
+    /// model's columns are filled only at the end.
+    coalesce: Option<Coalescer>,
 }
 
 impl Default for HeapModelBuilder {
@@ -61,6 +69,8 @@ impl HeapModelBuilder {
                 types: Vec::new(),
                 resizes: Resizes::default(),
                 free_order: Vec::new(),
+                objects: Vec::new(),
+                instants: Vec::new(),
                 marks: Vec::new(),
                 context: Context::new(),
                 diagnostics: Diagnostics::default(),
@@ -72,11 +82,26 @@ impl HeapModelBuilder {
             live_bytes: 0,
             live_objects: 0,
             last_thread: None,
+            coalesce: None,
+        }
+    }
+
+    /// A builder whose model is coalesced (see [`crate::coalesce`]): exact at every time
+    /// of `instants` and at the peak and dip of every bucket between two of them, with
+    /// memory bounded by the live set and the distinct groups. The run's end is always
+    /// an instant.
+    pub fn coalescing(instants: Vec<u64>) -> Self {
+        HeapModelBuilder {
+            coalesce: Some(Coalescer::new(instants)),
+            ..Self::new()
         }
     }
 
     /// Reserves room for about `allocations` allocations, to avoid regrowing columns.
     pub fn reserve(&mut self, allocations: usize) {
+        if self.coalesce.is_some() {
+            return;
+        }
         let m = &mut self.model;
         m.t_alloc.reserve(allocations);
         m.t_free.reserve(allocations);
@@ -157,6 +182,14 @@ impl HeapModelBuilder {
     /// Sets the type of an allocation made earlier.
     pub fn set_type(&mut self, alloc: AllocId, ty: TypeId) {
         let m = &mut self.model;
+        if let Some(c) = self.coalesce.as_mut() {
+            if ty.index() < m.context.types.len() {
+                c.set_type(alloc, ty);
+            } else {
+                m.diagnostics.invalid_table_refs += 1;
+            }
+            return;
+        }
         if alloc.index() >= m.t_alloc.len() || ty.index() >= m.context.types.len() {
             m.diagnostics.invalid_table_refs += 1;
             return;
@@ -184,6 +217,15 @@ impl HeapModelBuilder {
             self.end_block(old, t);
         }
         let thread = self.thread_index(tid);
+        if let Some(c) = self.coalesce.as_mut() {
+            let defined = stack.index() < self.model.context.stacks.len();
+            let id = c.open(t, size, (stack, defined), thread, kind as u8 & KIND_MASK);
+            self.model.stats.allocations += 1;
+            self.live.insert(addr, LiveBlock { alloc: id, size });
+            self.live_bytes += size;
+            self.live_objects += 1;
+            return id;
+        }
         let m = &mut self.model;
         let id = AllocId(m.t_alloc.len() as u32);
         m.t_alloc.push(t);
@@ -255,7 +297,12 @@ impl HeapModelBuilder {
         }
         let m = &mut self.model;
         m.stats.reallocations += 1;
-        if new_size != block.size {
+        if new_size != block.size
+            && let Some(c) = self.coalesce.as_mut()
+        {
+            c.resize(block.alloc, t, new_size);
+            self.live_bytes = self.live_bytes - block.size + new_size;
+        } else if new_size != block.size {
             let r = &mut m.resizes;
             r.alloc.push(block.alloc);
             r.t_ns.push(t);
@@ -288,6 +335,10 @@ impl HeapModelBuilder {
         self.commit_peak();
         let m = &mut self.model;
         m.run.end_ns = t;
+        if let Some(mut c) = self.coalesce.take() {
+            c.settle(t, self.live_bytes);
+            c.finish(t, m);
+        }
         let stacks = m.context.stacks.len();
         for stack in &mut m.stack {
             if stack.index() >= stacks {
@@ -318,6 +369,10 @@ impl HeapModelBuilder {
             // Every event at the previous timestamp has been applied: the live set at
             // `last_t` is final, so it may be the peak.
             self.commit_peak();
+            if let Some(c) = self.coalesce.as_mut() {
+                c.settle(self.last_t, self.live_bytes);
+                c.advance_to(t_ns);
+            }
             self.last_t = t_ns;
         }
         t_ns
@@ -334,8 +389,12 @@ impl HeapModelBuilder {
 
     fn end_block(&mut self, block: LiveBlock, t: u64) {
         let m = &mut self.model;
-        m.t_free[block.alloc.index()] = t;
-        m.free_order.push(block.alloc);
+        if let Some(c) = self.coalesce.as_mut() {
+            c.close(block.alloc, t);
+        } else {
+            m.t_free[block.alloc.index()] = t;
+            m.free_order.push(block.alloc);
+        }
         m.stats.frees += 1;
         self.live_bytes -= block.size;
         self.live_objects -= 1;

@@ -66,11 +66,22 @@ pub fn growth_suspects(model: &HeapModel, query: &GrowthQuery) -> Result<Vec<Sus
     let window = check_window(query.window, model.run())?;
     let samples = query.samples.max(2) as u128;
     let span = window.duration_ns() as u128;
-    let times: Vec<u64> = (0..=samples)
+    let mut times: Vec<u64> = (0..=samples)
         .map(|i| window.start_ns + (span * i / samples) as u64)
         .collect();
+    // A coalesced model shows the instant at or before each time: fit on those.
+    let mut snapped: Vec<u64> = times.iter().map(|&t| model.exact_at_or_before(t)).collect();
+    snapped.dedup();
+    if snapped.len() >= 2 {
+        times = snapped;
+    }
     let mut series = TreeSeries::compute(model, &query.classifiers, &times)?;
     let (exit_bytes, exit_objects) = series.column(model.run().end_ns, true);
+    // Groups that exist only at exit are zero at every sampled time.
+    let nodes = series.node_count();
+    for column in series.bytes.iter_mut().chain(series.objects.iter_mut()) {
+        column.resize(nodes, 0);
+    }
     let times = series.times().to_vec();
     let k_count = times.len();
     let children = series.tree.children();

@@ -145,6 +145,13 @@ pub struct HeapModel {
     pub(crate) resizes: Resizes,
     /// Ended allocations in the order they ended (time order).
     pub(crate) free_order: Vec<AllocId>,
+    /// Empty when every row is one allocation. In a coalesced model (see
+    /// [`crate::coalesce`]) row `a` stands for `objects[a]` allocations of `size[a]`
+    /// bytes in total.
+    pub(crate) objects: Vec<u32>,
+    /// Empty when the model is exact at every instant; otherwise the ascending instants
+    /// at which a coalesced model is exact (between two, it shows the earlier one).
+    pub(crate) instants: Vec<u64>,
     pub(crate) marks: Vec<Mark>,
     pub(crate) context: Context,
     pub(crate) diagnostics: Diagnostics,
@@ -195,6 +202,29 @@ impl HeapModel {
     /// When `alloc` was freed, or [`NEVER_FREED`].
     pub fn t_free(&self, alloc: AllocId) -> u64 {
         self.t_free[alloc.index()]
+    }
+
+    /// How many allocations row `alloc` stands for: 1 except in a coalesced model.
+    pub fn objects_of(&self, alloc: AllocId) -> u64 {
+        self.objects.get(alloc.index()).map_or(1, |&n| u64::from(n))
+    }
+
+    /// The ascending instants at which a coalesced model is exact, or `None` when the
+    /// model is exact at every instant.
+    pub fn exact_instants(&self) -> Option<&[u64]> {
+        (!self.instants.is_empty()).then_some(&self.instants[..])
+    }
+
+    /// The latest instant at or before `t` at which the model is exact (`t` itself for
+    /// an exact model; the first instant when `t` is before every instant).
+    pub fn exact_at_or_before(&self, t: u64) -> u64 {
+        match self.exact_instants() {
+            None => t,
+            Some(instants) => match instants.partition_point(|&i| i <= t) {
+                0 => instants[0],
+                n => instants[n - 1],
+            },
+        }
     }
 
     /// The allocation's stack.

@@ -3,7 +3,9 @@
 //! Four sources, as DESIGN §5.1 lists them: the user's marks, K evenly spaced points,
 //! explicit times, and the timeline's peaks and dips. Every source yields a sorted list
 //! of distinct times inside the run, or an error value that names the problem (zero
-//! times, a time outside the run with the run's range, no marks).
+//! times, a time outside the run with the run's range, no marks). On a coalesced model
+//! every time is moved to the latest instant at or before it at which the model is
+//! exact, so a tree is always labelled with the instant it shows.
 
 use crate::error::{HeapError, check_window};
 use crate::extrema::peaks_and_dips;
@@ -93,6 +95,18 @@ impl SnapshotTimes {
                 times
             }
         };
+        if let Some(instants) = model.exact_instants() {
+            let inside = &instants[instants.partition_point(|&i| i < window.start_ns)
+                ..instants.partition_point(|&i| i <= window.end_ns)];
+            if let Some(&first) = inside.first() {
+                for t in &mut times {
+                    *t = match inside.partition_point(|&i| i <= *t) {
+                        0 => first,
+                        n => inside[n - 1],
+                    };
+                }
+            }
+        }
         times.sort_unstable();
         times.dedup();
         Ok(times)

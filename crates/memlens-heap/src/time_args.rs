@@ -5,6 +5,7 @@
 
 use crate::error::HeapError;
 use crate::model::TimeWindow;
+use crate::snapshots::SnapshotTimes;
 use crate::units::format_duration;
 
 /// The time given to option `arg` (`1.5s`, `200ms`, `50%` of the run), checked to lie
@@ -46,6 +47,18 @@ pub fn window_in_run(
         });
     }
     Ok(Some(TimeWindow { start_ns, end_ns }))
+}
+
+/// The times a user named — explicit snapshot times and the window's ends — at which a
+/// coalesced model must be exact for `times` and `window` to be answered exactly (the
+/// ingest layer builds the model with them as instants).
+pub fn named_times(times: Option<&SnapshotTimes>, window: Option<TimeWindow>) -> Vec<u64> {
+    let mut named = match times {
+        Some(SnapshotTimes::Explicit(times)) => times.clone(),
+        _ => Vec::new(),
+    };
+    named.extend(window.iter().flat_map(|w| [w.start_ns, w.end_ns]));
+    named
 }
 
 #[cfg(test)]

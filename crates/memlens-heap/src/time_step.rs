@@ -92,7 +92,7 @@ impl TreeSeries<'_> {
                     counts.resize(series.tree.len(), [0, 0]);
                 }
                 counts[leaf][0] += sign * size as i64;
-                counts[leaf][1] += sign;
+                counts[leaf][1] += sign * series.model.objects_of(alloc) as i64;
             };
         let p = previous.map(|k| self.times[k]);
         // Blocks allocated in (p, t] and live at t.
@@ -167,7 +167,7 @@ impl TreeSeries<'_> {
                 counts.resize(self.tree.len(), [0, 0]);
             }
             counts[leaf][0] += size;
-            counts[leaf][1] += 1;
+            counts[leaf][1] += model.objects_of(AllocId(a as u32));
         }
         counts.resize(self.tree.len(), [0, 0]);
         let mut bytes: Vec<u64> = counts.iter().map(|c| c[0]).collect();

@@ -12,6 +12,7 @@
 //! (allocations, size changes, frees): O(N) time, O(buckets) memory.
 
 use crate::error::{HeapError, MAX_TIMELINE_BUCKETS, check_window};
+use crate::ids::AllocId;
 use crate::model::{HeapModel, NEVER_FREED, TimeWindow};
 
 /// How finely to cut the window.
@@ -267,7 +268,7 @@ impl<'m> HeapChanges<'m> {
         }
         while m.t_alloc.get(self.next_alloc) == Some(&t) {
             self.bytes += m.size[self.next_alloc];
-            self.objects += 1;
+            self.objects += m.objects_of(AllocId(self.next_alloc as u32));
             self.next_alloc += 1;
         }
         while m.resizes.t_ns.get(self.next_resize) == Some(&t) {
@@ -280,7 +281,7 @@ impl<'m> HeapChanges<'m> {
                 break;
             }
             self.bytes -= m.final_size(a);
-            self.objects -= 1;
+            self.objects -= m.objects_of(a);
             self.next_free += 1;
         }
         Some((t, self.bytes, self.objects))

@@ -128,6 +128,7 @@ impl<'m> TreeSeries<'m> {
                 continue;
             }
             let alloc = AllocId(a as u32);
+            let count = model.objects_of(alloc) as i64;
             let mut add =
                 |tree: &mut UnionTree, from: usize, to: usize, size: u64, at: u64| -> u32 {
                     let leaf = tree.leaf(&self.classifiers, alloc, size, at) as usize;
@@ -136,10 +137,10 @@ impl<'m> TreeSeries<'m> {
                     }
                     let d = &mut diff[leaf * stride + from];
                     d[0] += size as i64;
-                    d[1] += 1;
+                    d[1] += count;
                     let d = &mut diff[leaf * stride + to];
                     d[0] -= size as i64;
-                    d[1] -= 1;
+                    d[1] -= count;
                     leaf as u32
                 };
             if !model.was_resized(alloc) && !self.time_dependent {

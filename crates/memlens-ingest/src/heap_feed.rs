@@ -6,12 +6,32 @@
 //! inlined calls as frames of their own. Stack nodes keep their trace ids (both sides
 //! number them densely from 1, parents first). The run starts at time 0, the process
 //! start, so the times users type mean the same as in every other command.
+//!
+//! The model is coalesced (memory bounded by the live set, not the event count): exact
+//! at [`GRID_LINES`] evenly spaced times, at every mark, at the times a command asks for,
+//! and at each grid bucket's peak and dip.
 
 use memlens_heap::{AllocKind, FrameId, FrameInfo, HeapModelBuilder, StackId, TypeId};
 use memlens_trace::{AllocFn, Event, Metadata};
 use rustc_hash::FxHashMap;
 
 use crate::symbols::StackSymbols;
+
+/// How many evenly spaced times the heap model is exact at (besides marks, asked-for
+/// times and each bucket's peak and dip): enough for a timeline a screen wide.
+pub const GRID_LINES: u64 = 2048;
+
+/// The times the heap model of `md` is built to be exact at: the grid, the marks and
+/// `extra`.
+pub(crate) fn grid(md: &Metadata, extra: &[u64]) -> Vec<u64> {
+    let end = md.last_time;
+    let mut grid: Vec<u64> = (0..=GRID_LINES)
+        .map(|i| (u128::from(end) * u128::from(i) / u128::from(GRID_LINES)) as u64)
+        .collect();
+    grid.extend(md.marks.iter().map(|m| m.t));
+    grid.extend_from_slice(extra);
+    grid
+}
 
 /// Feeds one trace's events into a heap model.
 pub(crate) struct HeapFeed {
@@ -21,11 +41,11 @@ pub(crate) struct HeapFeed {
 }
 
 impl HeapFeed {
-    /// A builder with the context of `md` (symbolized through `symbols`).
-    pub(crate) fn new(md: &Metadata, symbols: &mut StackSymbols) -> HeapFeed {
-        let mut builder = HeapModelBuilder::new();
+    /// A builder with the context of `md` (symbolized through `symbols`), exact at
+    /// `extra` times besides its grid.
+    pub(crate) fn new(md: &Metadata, symbols: &mut StackSymbols, extra: &[u64]) -> HeapFeed {
+        let mut builder = HeapModelBuilder::coalescing(grid(md, extra));
         builder.start(0);
-        builder.reserve((md.event_records / 2) as usize);
         add_context(&mut builder, md, symbols);
         let types = stack_types(&mut builder, md);
         HeapFeed { builder, types }

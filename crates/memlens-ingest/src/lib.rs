@@ -26,6 +26,7 @@
 mod alloc_feed;
 mod damage;
 mod heap_feed;
+mod index;
 mod input;
 mod pass;
 mod progress;
@@ -33,6 +34,8 @@ pub mod references;
 mod symbols;
 
 pub use damage::DamageNote;
+pub use heap_feed::GRID_LINES;
+pub use index::{INDEX_EXTENSION, index_path};
 pub use input::{IngestError, TraceInput};
 pub use pass::{Models, Wanted, ingest};
 pub use progress::{NoProgress, Progress};

@@ -3,26 +3,42 @@
 //! others (forked children) feed the allocation map only.
 
 use memlens_alloc::{AllocModel, AllocModelBuilder};
-use memlens_heap::HeapModel;
 use memlens_heap::latency::LatencyTable;
 use memlens_heap::summary::{Summary, SummaryBuilder};
+use memlens_heap::{HeapModel, format_bytes};
 use memlens_trace::{AllocFn, Event, EventStream};
 
 use crate::alloc_feed::AllocFeed;
 use crate::heap_feed::HeapFeed;
+use crate::index::{self, Lookup};
 use crate::input::TraceInput;
 use crate::progress::Progress;
 use crate::symbols::StackSymbols;
 
 /// Which models a pass builds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Wanted {
-    /// The heap-evolution model of the first trace.
+    /// The heap-evolution model of the first trace (from its index when it has a valid
+    /// one; the pass writes the index otherwise).
     pub heap: bool,
+    /// Times at which the heap model must be exact besides its grid, marks, peaks and
+    /// dips (the times a user typed).
+    pub heap_instants: Vec<u64>,
     /// The allocation-map model of all traces.
     pub alloc: bool,
     /// The streaming summary and allocator latencies of the first trace.
     pub summary: bool,
+}
+
+impl Wanted {
+    /// The heap model alone, exact at `instants` besides its grid.
+    pub fn heap_at(instants: Vec<u64>) -> Wanted {
+        Wanted {
+            heap: true,
+            heap_instants: instants,
+            ..Wanted::default()
+        }
+    }
 }
 
 /// What a pass built.
@@ -37,6 +53,9 @@ pub struct Models {
     /// Allocator latencies per function (empty unless recorded with `--latency`), with
     /// the summary.
     pub latency: Option<LatencyTable>,
+    /// Sentences for the user: why an index was rebuilt or could not be written, why
+    /// the allocation map was left out.
+    pub notes: Vec<String>,
 }
 
 /// Reads the events of `inputs` once and builds the `wanted` models. `symbols` holds
@@ -49,14 +68,31 @@ pub fn ingest(
     progress: &dyn Progress,
 ) -> Models {
     let mut models = Models::default();
+    let mut heap_wanted = wanted.heap && !inputs.is_empty();
+    if heap_wanted {
+        match index::load(&inputs[0], &wanted.heap_instants) {
+            Lookup::Found(model) => {
+                models.heap = Some(*model);
+                heap_wanted = false;
+            }
+            Lookup::Missing => {}
+            Lookup::Rejected(why) => models.notes.push(why),
+        }
+    }
     let origin = inputs
         .iter()
         .filter_map(|i| i.metadata.process.as_ref().map(|p| p.start_unix_ns))
         .min()
         .unwrap_or(0);
-    let mut alloc = wanted.alloc.then(|| {
+    let total: u64 = inputs.iter().map(|i| i.metadata.event_records).sum();
+    let fits = alloc_map_fits(total / 2, available_memory());
+    if wanted.alloc
+        && let Err(why) = &fits
+    {
+        models.notes.push(why.clone());
+    }
+    let mut alloc = (wanted.alloc && fits.is_ok()).then(|| {
         let mut builder = AllocModelBuilder::new();
-        let total: u64 = inputs.iter().map(|i| i.metadata.event_records).sum();
         builder.reserve((total / 2) as usize);
         builder
     });
@@ -64,7 +100,8 @@ pub fn ingest(
     for (n, (input, names)) in inputs.iter_mut().zip(symbols.iter_mut()).enumerate() {
         let first = n == 0;
         let md = &input.metadata;
-        let mut heap = (first && wanted.heap).then(|| HeapFeed::new(md, names));
+        let mut heap =
+            (first && heap_wanted).then(|| HeapFeed::new(md, names, &wanted.heap_instants));
         let mut summary = (first && wanted.summary).then(SummaryFeed::new);
         let mut alloc_feed = alloc.as_mut().map(|b| {
             let offset = md
@@ -113,7 +150,14 @@ pub fn ingest(
             for mark in marks {
                 heap.mark(mark.t, &mark.name);
             }
-            models.heap = Some(heap.finish(md.last_time));
+            let model = heap.finish(md.last_time);
+            // A damaged trace is read again (and its damage reported) every time.
+            if input.damage.is_empty()
+                && let Err(why) = index::store(input, &model)
+            {
+                models.notes.push(format!("no index kept: {why}"));
+            }
+            models.heap = Some(model);
         }
         if let Some(summary) = summary {
             let (summary, latency) = summary.finish(md.last_time);
@@ -126,6 +170,37 @@ pub fn ingest(
     }
     models.alloc = alloc.map(|b| b.finish(alloc_end));
     models
+}
+
+/// Whether the allocation map of about `blocks` blocks fits in `available` bytes of
+/// memory (with a quarter kept free), or the sentence saying it does not. The map holds
+/// every block in memory until its tile pyramid moves to the index; the heap lens,
+/// `tree` and `growth` do not need it.
+fn alloc_map_fits(blocks: u64, available: Option<u64>) -> Result<(), String> {
+    let need = blocks.saturating_mul(BYTES_PER_BLOCK);
+    match available {
+        Some(available) if need > available / 4 * 3 => Err(format!(
+            "the allocation map of about {blocks} blocks would need about {} of memory and {} \
+             is available; it is left out (heap evolution, `tree`, `growth` and `summary` \
+             read any size)",
+            format_bytes(need),
+            format_bytes(available)
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The memory the allocation map's model, its spatial index and the viewer's colour
+/// caches take per block, measured on alloc-bench (`render alloc`: ~130 bytes; the
+/// viewer: ~180).
+const BYTES_PER_BLOCK: u64 = 200;
+
+/// The kernel's estimate of the memory available without swapping (`MemAvailable`).
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// The streaming summary with allocator latencies per function.
@@ -190,5 +265,19 @@ impl SummaryFeed {
     fn finish(mut self, end_ns: u64) -> (Summary, LatencyTable) {
         self.builder.end(end_ns);
         (self.builder.finish(), self.latency)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_allocation_map_is_left_out_when_it_would_not_fit() {
+        assert_eq!(alloc_map_fits(1_000_000, Some(16 << 30)), Ok(()));
+        assert_eq!(alloc_map_fits(500_000_000, None), Ok(()));
+        let why = alloc_map_fits(500_000_000, Some(16 << 30)).unwrap_err();
+        assert!(why.contains("about 500000000 blocks"), "{why}");
+        assert!(why.contains("left out"), "{why}");
     }
 }

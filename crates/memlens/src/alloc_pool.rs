@@ -119,6 +119,9 @@ pub(crate) fn model_for(
             ..Wanted::default()
         },
     );
+    if traces.models.alloc.is_none() {
+        anyhow::bail!("{}", traces.models.notes.join("; "));
+    }
     let replayed = match config {
         Some(c) => Some(replay(traces.alloc(), &c).map_err(usage)?),
         None => None,

@@ -11,7 +11,7 @@ use anyhow::Result;
 use memlens_heap::protocol::suspects_to_json;
 use memlens_heap::{
     GrowthQuery, Suspect, dominant_call_paths, format_bytes, format_duration, format_signed_bytes,
-    growth_suspects,
+    growth_suspects, named_times,
 };
 use memlens_ingest::Wanted;
 
@@ -60,13 +60,7 @@ pub fn run(args: GrowthArgs) -> Result<i32> {
         args.to.as_deref(),
         heap_args::run_window(&input),
     )?;
-    let trace = read::read(
-        vec![input],
-        Wanted {
-            heap: true,
-            ..Wanted::default()
-        },
-    );
+    let trace = read::read(vec![input], Wanted::heap_at(named_times(None, window)));
     let query = GrowthQuery {
         window,
         limit: Some(args.top),

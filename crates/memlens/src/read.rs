@@ -97,6 +97,9 @@ impl Read {
                 eprintln!("memlens: warning: {note}");
             }
         }
+        for note in &self.models.notes {
+            eprintln!("memlens: note: {note}");
+        }
         if let Some(heap) = &self.models.heap {
             for message in heap.diagnostics().messages() {
                 eprintln!("memlens: note: {}: {message}", self.path().display());

@@ -16,7 +16,7 @@ use memlens_heap::protocol::{
 };
 use memlens_heap::{
     Metric, PruneRule, SnapshotTimes, SortStrategy, TextOptions, TimeWindow, TreeOptions,
-    TreeQuery, Trees, format_duration, memory_trees, render_tree,
+    TreeQuery, Trees, format_duration, memory_trees, named_times, render_tree,
 };
 
 use crate::UsageError;
@@ -134,10 +134,7 @@ fn show_trace(args: &TreeArgs, file: &Path, format: Format) -> Result<i32> {
     let window = heap_args::window(args.from.as_deref(), args.to.as_deref(), run)?;
     let trace = read::read(
         vec![input],
-        Wanted {
-            heap: true,
-            ..Wanted::default()
-        },
+        Wanted::heap_at(named_times(Some(&times), window)),
     );
     let query = TreeQuery {
         classifiers,

@@ -31,6 +31,7 @@ mod type_name;
 
 pub use options::{ClassifierOptions, DEFAULT_AGE_BOUNDS_NS, SizeClassMode};
 pub use registry::{ClassifierChain, REGISTRY, parse_classifiers};
+pub(crate) use size_class::size_key;
 
 use crate::context::Context;
 use crate::ids::{AllocId, FrameId, StackId};

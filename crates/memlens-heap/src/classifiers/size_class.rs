@@ -25,14 +25,39 @@ pub(crate) const ENTRY: ClassifierEntry = ClassifierEntry {
 /// Classes at or above this are power-of-two groups of large glibc chunks.
 const LARGE: u32 = 1000;
 
-fn build<'m>(_: &'m HeapModel, options: &ClassifierOptions) -> Box<dyn Classifier + 'm> {
+fn build<'m>(model: &'m HeapModel, options: &ClassifierOptions) -> Box<dyn Classifier + 'm> {
     Box::new(SizeClass {
+        model,
         mode: options.size_classes,
     })
 }
 
-struct SizeClass {
+struct SizeClass<'m> {
+    model: &'m HeapModel,
     mode: SizeClassMode,
+}
+
+/// The classes of `n` in both modes, as one key: allocations sharing it share both
+/// classes, and so does their mean size (each class is an interval). A coalesced
+/// model keeps one row per key, so `size-class` is exact on it in either mode.
+pub(crate) fn size_key(n: u64) -> u32 {
+    (class(SizeClassMode::PowerOfTwo, n) << 11) | class(SizeClassMode::Glibc, n)
+}
+
+/// The class of a block of `size` bytes.
+fn class(mode: SizeClassMode, size: u64) -> u32 {
+    match mode {
+        SizeClassMode::PowerOfTwo if size == 0 => 0,
+        SizeClassMode::PowerOfTwo => 1 + ceil_log2(size),
+        SizeClassMode::Glibc => {
+            let chunk = glibc_chunk(size);
+            if chunk <= 1024 {
+                (chunk / 16) as u32
+            } else {
+                LARGE + ceil_log2(chunk)
+            }
+        }
+    }
 }
 
 /// `k` such that `2^(k-1) < n <= 2^k`, for `n >= 1`.
@@ -56,7 +81,7 @@ fn exact(n: u64) -> String {
     format!("{n} B")
 }
 
-impl Classifier for SizeClass {
+impl Classifier for SizeClass<'_> {
     fn name(&self) -> &'static str {
         ENTRY.name
     }
@@ -65,19 +90,9 @@ impl Classifier for SizeClass {
         ENTRY.title
     }
 
-    fn class_of(&self, _alloc: AllocId, size: u64, _at_ns: u64) -> u32 {
-        match self.mode {
-            SizeClassMode::PowerOfTwo if size == 0 => 0,
-            SizeClassMode::PowerOfTwo => 1 + ceil_log2(size),
-            SizeClassMode::Glibc => {
-                let chunk = glibc_chunk(size);
-                if chunk <= 1024 {
-                    (chunk / 16) as u32
-                } else {
-                    LARGE + ceil_log2(chunk)
-                }
-            }
-        }
+    fn class_of(&self, alloc: AllocId, size: u64, _at_ns: u64) -> u32 {
+        // A coalesced row holds several blocks: classify their mean size.
+        class(self.mode, size / self.model.objects_of(alloc))
     }
 
     fn label(&self, key: u32) -> String {

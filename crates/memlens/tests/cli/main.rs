@@ -16,6 +16,7 @@ mod java;
 mod latency;
 mod robustness;
 mod same_site;
+mod scale;
 mod sites;
 mod viewer_report;
 mod viewer_security;

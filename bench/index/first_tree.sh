@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Times `memlens view` from its start until its heap lens has answered the first tree
+# (GET api/heap/tree, the request the viewer's page makes first), then stops it.
+# Writes "SECONDS PEAK_RSS_KIB" (the viewer's VmHWM) to OUT.
+#
+# Usage: bench/index/first_tree.sh MEMLENS TRACE OUT
+set -euo pipefail
+memlens=$1 trace=$2 out=$3
+log=$(mktemp)
+start=$(date +%s.%N)
+"$memlens" view --no-open "$trace" >"$log" 2>&1 &
+pid=$!
+url=""
+while [ -z "$url" ]; do
+    sleep 0.05
+    kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; echo "bench: memlens view stopped" >&2; exit 1; }
+    url=$(grep -o 'http://[^ ]*' "$log" | head -n 1 || true)
+done
+curl -sf -o /dev/null "${url}api/heap/tree"
+end=$(date +%s.%N)
+hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
+kill -INT "$pid"
+wait "$pid" 2>/dev/null || true
+grep -v -e '^memlens: viewing' -e 'press Ctrl-C' "$log" >&2 || true
+echo "$(echo "$end - $start" | bc) $hwm" >"$out"
+rm -f "$log"

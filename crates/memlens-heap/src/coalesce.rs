@@ -1,0 +1,365 @@
+//! Coalescing: a heap model whose memory is bounded by the live set and the unique
+//! groups, not by the number of allocations.
+//!
+//! A memory tree at an instant `I` only asks, of each allocation, whether
+//! `t_alloc <= I < t_free`. Given the sorted list of instants a model must answer for
+//! (`I_0 < I_1 < …`), that question has the same answer for two allocations whose
+//! `t_alloc` falls between the same two instants and whose `t_free` does too. So every
+//! allocation segment (a block's life, cut where `realloc` changes its size) is replaced
+//! by its *representative* times — the first instant at or after `t_alloc`, the first
+//! instant at or after `t_free` — and segments sharing those and every attribute a
+//! classifier reads (stack, thread, type, size classes, kind) become one row carrying
+//! their total bytes and their count. Trees, the timeline and growth computed on the
+//! rows are exact at every instant; between two instants the model shows the earlier
+//! one (a block allocated and freed between two instants is never shown: it was never
+//! live at an instant). `age` and `lifetime`, which read the times themselves, are
+//! resolved to the spacing of the instants.
+//!
+//! The instants are the caller's grid (evenly spaced lines, marks, times a user asked
+//! for) plus, for every bucket between two grid lines, the instants of the bucket's
+//! highest and lowest live heap — so every peak and dip of the timeline is an instant
+//! and its tree is exact. Those two are known only when the clock leaves the bucket;
+//! until then the segments that ended in it wait in a pending list (bounded by one
+//! bucket's frees).
+//!
+//! Memory: the open blocks (the live set), the pending list, and one row per distinct
+//! (group, instant of birth, instant of death) — bounded by groups × instants², in
+//! practice a few rows per group per instant, independent of the run's length.
+
+use rustc_hash::FxHashMap;
+
+use crate::classifiers::size_key;
+use crate::ids::{AllocId, StackId, ThreadIndex, TypeId};
+use crate::model::{HeapModel, NEVER_FREED};
+
+/// A block that is live, as the coalescer knows it.
+#[derive(Clone, Copy)]
+struct Open {
+    /// Start of the current segment (allocation, or the last size change).
+    t_start: u64,
+    size: u64,
+    group: Group,
+}
+
+/// What a classifier can read of one allocation, besides its times and size.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Group {
+    stack: StackId,
+    thread: ThreadIndex,
+    ty: TypeId,
+    flags: u8,
+    /// The size's classes ([`size_key`]): allocations of one row share them, so the
+    /// row's mean size has them too.
+    size_key: u32,
+}
+
+/// A segment that ended in the current bucket, waiting for the bucket's instants.
+#[derive(Clone, Copy)]
+struct Segment {
+    t_start: u64,
+    t_end: u64,
+    size: u64,
+    group: Group,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct RowKey {
+    group: Group,
+    /// Index of the representative allocation instant.
+    from: u32,
+    /// Index of the representative free instant, `u32::MAX` for never freed.
+    to: u32,
+}
+
+/// The highest and lowest live heap inside a bucket, strictly after its start.
+#[derive(Clone, Copy, Default)]
+struct Extremes {
+    /// (bytes, time) of the highest value seen, when above the carried-in value.
+    high: Option<(u64, u64)>,
+    /// (bytes, time) of the lowest value seen, when below the carried-in value.
+    low: Option<(u64, u64)>,
+    /// The live heap when the bucket started.
+    carried: u64,
+}
+
+/// Turns block lifetimes into coalesced rows. Driven by
+/// [`HeapModelBuilder::coalescing`](crate::HeapModelBuilder::coalescing).
+pub(crate) struct Coalescer {
+    /// Bucket ends, ascending, distinct.
+    grid: Vec<u64>,
+    /// The current bucket is `(grid[next - 1], grid[next]]`.
+    next: usize,
+    /// Final instants so far, ascending.
+    instants: Vec<u64>,
+    extremes: Extremes,
+    /// The last live-heap value settled, carried into the next bucket.
+    live: u64,
+    open: Vec<Open>,
+    vacant: Vec<u32>,
+    pending: Vec<Segment>,
+    rows: FxHashMap<RowKey, (u64, u64)>,
+    /// Allocations per stack id not yet defined when they were made. Whether the table
+    /// ever defines it is known only at the end, and an undefined stack must be counted
+    /// once per allocation (as the exact model does), not per row: a row holds many
+    /// allocations, a resized block spans several rows, and a block live at no instant
+    /// has none.
+    stack_uses: FxHashMap<StackId, u64>,
+}
+
+impl Coalescer {
+    /// A coalescer exact at every time of `grid` (sorted and de-duplicated here).
+    pub(crate) fn new(mut grid: Vec<u64>) -> Coalescer {
+        grid.sort_unstable();
+        grid.dedup();
+        grid.retain(|&t| t != NEVER_FREED);
+        Coalescer {
+            grid,
+            next: 0,
+            instants: Vec::new(),
+            extremes: Extremes::default(),
+            live: 0,
+            open: Vec::new(),
+            vacant: Vec::new(),
+            pending: Vec::new(),
+            rows: FxHashMap::default(),
+            stack_uses: FxHashMap::default(),
+        }
+    }
+
+    /// Opens a block; the id stays valid until [`close`](Self::close). `defined` says
+    /// whether the stack table already holds `stack` (stacks are never removed).
+    pub(crate) fn open(
+        &mut self,
+        t: u64,
+        size: u64,
+        (stack, defined): (StackId, bool),
+        thread: ThreadIndex,
+        flags: u8,
+    ) -> AllocId {
+        if !defined {
+            *self.stack_uses.entry(stack).or_insert(0) += 1;
+        }
+        let block = Open {
+            t_start: t,
+            size,
+            group: Group {
+                stack,
+                thread,
+                ty: TypeId::UNKNOWN,
+                flags,
+                size_key: size_key(size),
+            },
+        };
+        match self.vacant.pop() {
+            Some(id) => {
+                self.open[id as usize] = block;
+                AllocId(id)
+            }
+            None => {
+                self.open.push(block);
+                AllocId(self.open.len() as u32 - 1)
+            }
+        }
+    }
+
+    /// Sets the type of an open block.
+    pub(crate) fn set_type(&mut self, id: AllocId, ty: TypeId) {
+        if let Some(block) = self.open.get_mut(id.index()) {
+            block.group.ty = ty;
+        }
+    }
+
+    /// Changes an open block's size at `t`: its current segment ends there.
+    pub(crate) fn resize(&mut self, id: AllocId, t: u64, size: u64) {
+        let block = self.open[id.index()];
+        self.end_segment(block, t);
+        self.open[id.index()] = Open {
+            t_start: t,
+            size,
+            group: Group {
+                size_key: size_key(size),
+                ..block.group
+            },
+        };
+    }
+
+    /// Ends an open block at `t`.
+    pub(crate) fn close(&mut self, id: AllocId, t: u64) {
+        let block = self.open[id.index()];
+        self.end_segment(block, t);
+        self.vacant.push(id.0);
+    }
+
+    /// The live heap after every event at time `t` is `live_bytes`.
+    pub(crate) fn settle(&mut self, t: u64, live_bytes: u64) {
+        self.advance_to(t);
+        let e = &mut self.extremes;
+        if live_bytes > e.high.map_or(e.carried, |h| h.0) {
+            e.high = Some((live_bytes, t));
+        }
+        if live_bytes < e.low.map_or(e.carried, |l| l.0) {
+            e.low = Some((live_bytes, t));
+        }
+        self.live = live_bytes;
+    }
+
+    /// Closes every bucket that ends before `t`.
+    pub(crate) fn advance_to(&mut self, t: u64) {
+        if self.next >= self.grid.len() {
+            // Past the caller's grid: extend it by the last bucket's width.
+            let last = self.grid.last().copied().unwrap_or(0);
+            let width = match self.grid.len() {
+                0 | 1 => 1_000_000_000,
+                n => (self.grid[n - 1] - self.grid[n - 2]).max(1),
+            };
+            if t > last {
+                let lines = (t - last).div_ceil(width);
+                self.grid
+                    .push(last.saturating_add(lines.saturating_mul(width)));
+            }
+        }
+        while self.next < self.grid.len() && self.grid[self.next] < t {
+            self.close_bucket();
+        }
+    }
+
+    /// Ends the run at `end`: closes the buckets up to it and returns the rows, the
+    /// blocks still open counted as never freed.
+    pub(crate) fn finish(mut self, end: u64, model: &mut HeapModel) {
+        self.grid.truncate(self.grid.partition_point(|&g| g < end));
+        self.grid.push(end);
+        while self.next < self.grid.len() {
+            self.close_bucket();
+        }
+        let mut open = std::mem::take(&mut self.open);
+        let mut vacant = std::mem::take(&mut self.vacant);
+        vacant.sort_unstable();
+        vacant.dedup();
+        for id in vacant.into_iter().rev() {
+            open.swap_remove(id as usize);
+        }
+        for block in open {
+            self.add_row(Segment {
+                t_start: block.t_start,
+                t_end: NEVER_FREED,
+                size: block.size,
+                group: block.group,
+            });
+        }
+        self.into_model(model);
+    }
+
+    fn end_segment(&mut self, block: Open, t_end: u64) {
+        self.pending.push(Segment {
+            t_start: block.t_start,
+            t_end,
+            size: block.size,
+            group: block.group,
+        });
+    }
+
+    /// Makes the current bucket's extremes and end instants, and turns its pending
+    /// segments into rows.
+    fn close_bucket(&mut self) {
+        let end = self.grid[self.next];
+        let e = std::mem::take(&mut self.extremes);
+        let mut inside: Vec<u64> = [e.high, e.low]
+            .into_iter()
+            .flatten()
+            .map(|(_, t)| t)
+            .filter(|&t| t < end && self.instants.last().is_none_or(|&l| t > l))
+            .collect();
+        inside.sort_unstable();
+        inside.dedup();
+        self.instants.extend(inside);
+        if self.instants.last().is_none_or(|&l| end > l) {
+            self.instants.push(end);
+        }
+        self.next += 1;
+        self.extremes.carried = self.live;
+        for segment in std::mem::take(&mut self.pending) {
+            self.add_row(segment);
+        }
+    }
+
+    fn add_row(&mut self, s: Segment) {
+        let index = |t: u64| self.instants.partition_point(|&i| i < t) as u32;
+        let from = index(s.t_start);
+        let to = if s.t_end == NEVER_FREED {
+            u32::MAX
+        } else {
+            index(s.t_end)
+        };
+        if from == to || from as usize >= self.instants.len() {
+            // Never live at an instant.
+            return;
+        }
+        let row = self.rows.entry(RowKey {
+            group: s.group,
+            from,
+            to,
+        });
+        let sum = row.or_insert((0, 0));
+        sum.0 += s.size;
+        sum.1 += 1;
+    }
+
+    /// Writes the rows into `model`'s columns, in order of their allocation instant.
+    fn into_model(self, m: &mut HeapModel) {
+        let mut rows: Vec<(RowKey, (u64, u64))> = self.rows.into_iter().collect();
+        rows.sort_unstable_by_key(|(k, _)| {
+            (
+                k.from,
+                k.to,
+                k.group.stack,
+                k.group.thread,
+                k.group.ty,
+                k.group.size_key,
+                k.group.flags,
+            )
+        });
+        let instants = self.instants;
+        // Undefined stacks become the root here, counted per allocation, so that the
+        // builder's per-row check finds none left.
+        let stacks = m.context.stacks.len();
+        m.diagnostics.invalid_stack_refs += self
+            .stack_uses
+            .iter()
+            .filter(|(stack, _)| stack.index() >= stacks)
+            .map(|(_, &n)| n)
+            .sum::<u64>();
+        let has_types = rows.iter().any(|(k, _)| k.group.ty != TypeId::UNKNOWN);
+        for (key, (bytes, count)) in rows {
+            // A row counts at most u32::MAX objects; split bigger ones evenly.
+            let parts = count.div_ceil(u64::from(u32::MAX)).max(1);
+            for p in 0..parts {
+                let objects = count / parts + u64::from(p < count % parts);
+                let size = bytes / parts + u64::from(p < bytes % parts);
+                m.t_alloc.push(instants[key.from as usize]);
+                m.t_free.push(match key.to {
+                    u32::MAX => NEVER_FREED,
+                    to => instants[to as usize],
+                });
+                m.size.push(size);
+                m.objects.push(objects as u32);
+                m.stack.push(if key.group.stack.index() < stacks {
+                    key.group.stack
+                } else {
+                    StackId::ROOT
+                });
+                m.thread.push(key.group.thread);
+                m.flags.push(key.group.flags);
+                if has_types {
+                    m.types.push(key.group.ty);
+                }
+            }
+        }
+        let mut order: Vec<AllocId> = (0..m.t_free.len() as u32)
+            .map(AllocId)
+            .filter(|a| m.t_free[a.index()] != NEVER_FREED)
+            .collect();
+        order.sort_by_key(|a| (m.t_free[a.index()], *a));
+        m.free_order = order;
+        m.instants = instants;
+    }
+}

@@ -1,0 +1,800 @@
+//! A compact, versioned binary encoding of a [`HeapModel`] ([`HeapModel::encode`],
+//! [`HeapModel::decode`]), so that a model built once can be kept in an on-disk index
+//! and read back in milliseconds instead of re-reading the trace. Bytes in, bytes out:
+//! no file IO and no compression here (the caller compresses with zstd).
+//!
+//! Layout: `MLHM`, [`MODEL_CODEC_VERSION`] as a little-endian `u32`, then LEB128
+//! varints: the run (start, length), the [`RunStats`] and [`Diagnostics`] counters, and
+//! columns (length, values): strings after the implicit empty one (byte length, UTF-8);
+//! frames (function, file, line, module, `id − inlined_into` or 0, `frame_kind_code`);
+//! stacks (`id − parent`, frame); threads (tid, name); types; marks (time deltas,
+//! names); rows (`t_alloc` deltas, size, stack, thread, raw flags, objects and types
+//! each empty or one per row); the free order (zigzag id deltas) and `t_free` along it
+//! (deltas; rows not in it were never freed); the exact instants (deltas); the resize
+//! table (row, time deltas, old size, new size, `by_alloc`).
+//!
+//! Decoding never panics and checks every length against the bytes left before
+//! reserving. It validates every reference and order the engine relies on — ids in
+//! range, parents and inline targets before their child, times in the run and
+//! ascending, `t_alloc ≤ t_free`, rows freed at most once, resize chains that start
+//! from the row's size while it is live, `RESIZED` flags that match the resize table,
+//! byte and object totals within `i64` — so the engine can use a decoded model safely.
+
+use memlens_vocab::FrameKind;
+
+use crate::context::{Context, FrameTable, StackTable, StringTable, ThreadTable};
+use crate::diagnostics::Diagnostics;
+use crate::ids::{AllocId, FrameId, StackId, StringId, ThreadIndex, TypeId};
+use crate::model::{HeapModel, Mark, NEVER_FREED, RESIZED, Resizes, RunStats, TimeWindow};
+
+/// The version of the encoding written by [`HeapModel::encode`]. [`HeapModel::decode`]
+/// reads only this version; bump it whenever the layout or its meaning changes.
+pub const MODEL_CODEC_VERSION: u32 = 1;
+
+/// The first four bytes of every encoded model.
+const MAGIC: [u8; 4] = *b"MLHM";
+
+/// The engine sums bytes and objects in `i64`: totals must stay below this.
+const MAX_TOTAL: u64 = i64::MAX as u64;
+
+/// The most allocations one row can stand for.
+const MAX_OBJECTS: u64 = u32::MAX as u64;
+
+/// Why bytes could not be decoded into a [`HeapModel`]: one sentence naming the byte
+/// offset at fault and what was wrong there.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ModelDecodeError {
+    offset: usize,
+    message: String,
+    found_version: Option<u32>,
+}
+
+impl ModelDecodeError {
+    fn new(offset: usize, message: String) -> Self {
+        let found_version = None;
+        ModelDecodeError {
+            offset,
+            message,
+            found_version,
+        }
+    }
+
+    /// The byte offset at fault.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// The codec version of a model written by another version of memlens (which the
+    /// caller rebuilds from its trace); `None` for damaged bytes.
+    pub fn found_version(&self) -> Option<u32> {
+        self.found_version
+    }
+}
+
+type Result<T> = std::result::Result<T, ModelDecodeError>;
+
+/// The stored code of a frame kind. Explicit, so that reordering [`FrameKind`] never
+/// changes the encoding; a new kind fails to compile here until it gets a code.
+fn frame_kind_code(kind: FrameKind) -> u8 {
+    match kind {
+        FrameKind::User => 0,
+        FrameKind::Library => 1,
+        FrameKind::Allocator => 2,
+        FrameKind::Runtime => 3,
+        FrameKind::Loader => 4,
+        FrameKind::Recorder => 5,
+    }
+}
+
+/// The frame kind stored as `code`, if it is one.
+fn frame_kind_from_code(code: u8) -> Option<FrameKind> {
+    FrameKind::ALL
+        .into_iter()
+        .find(|&k| frame_kind_code(k) == code)
+}
+
+/// Writes and reads a struct of `u64` counters, field by field; both sides name every
+/// field, so a new counter fails to compile until it is encoded.
+macro_rules! counters {
+    ($encode:ident, $decode:ident, $ty:ident { $($field:ident),+ $(,)? }) => {
+        fn $encode(w: &mut Writer, value: &$ty) {
+            let $ty { $($field),+ } = *value;
+            $(w.varint($field);)+
+        }
+
+        fn $decode(r: &mut Reader<'_>) -> Result<$ty> {
+            Ok($ty { $($field: r.varint()?),+ })
+        }
+    };
+}
+
+counters! {
+    encode_stats, decode_stats, RunStats {
+        allocations, frees, reallocations, peak_bytes, peak_time_ns, peak_objects,
+        live_at_exit_bytes, live_at_exit_objects,
+    }
+}
+
+counters! {
+    encode_diagnostics, decode_diagnostics, Diagnostics {
+        unknown_frees, reused_live_addresses, unknown_reallocs, out_of_order_events,
+        invalid_stack_refs, invalid_table_refs,
+    }
+}
+
+/// Appends LEB128 varints.
+struct Writer {
+    out: Vec<u8>,
+}
+
+impl Writer {
+    fn varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.out.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        self.out.push(v as u8);
+    }
+
+    /// A column: its length, then each value.
+    fn column<T: Copy>(&mut self, values: &[T], value: impl Fn(usize, T) -> u64) {
+        self.varint(values.len() as u64);
+        for (i, &v) in values.iter().enumerate() {
+            self.varint(value(i, v));
+        }
+    }
+
+    /// An ascending column: its length, then the differences, the first from `from`.
+    fn times(&mut self, values: impl ExactSizeIterator<Item = u64>, mut from: u64) {
+        self.varint(values.len() as u64);
+        for v in values {
+            self.varint(v.wrapping_sub(from));
+            from = v;
+        }
+    }
+}
+
+/// Reads LEB128 varints and checks every length against the bytes left.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    section: &'static str,
+}
+
+impl<'a> Reader<'a> {
+    fn truncated(&self) -> ModelDecodeError {
+        let (at, section) = (self.bytes.len(), self.section);
+        let message = format!("model bytes end at offset {at} inside the {section}");
+        ModelDecodeError::new(at, message)
+    }
+
+    fn invalid(&self, at: usize, problem: String) -> ModelDecodeError {
+        let section = self.section;
+        let message = format!("model bytes at offset {at} in the {section} are invalid: {problem}");
+        ModelDecodeError::new(at, message)
+    }
+
+    /// Refuses the value at `at` with `problem` unless `ok`.
+    fn check(&self, ok: bool, at: usize, problem: impl FnOnce() -> String) -> Result<()> {
+        ok.then_some(()).ok_or_else(|| self.invalid(at, problem()))
+    }
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        let bytes = self.bytes;
+        let end = self.pos.saturating_add(n);
+        let slice = bytes.get(self.pos..end).ok_or_else(|| self.truncated())?;
+        self.pos = end;
+        Ok(slice)
+    }
+
+    fn byte(&mut self) -> Result<u8> {
+        let b = *self.bytes.get(self.pos).ok_or_else(|| self.truncated())?;
+        self.pos += 1;
+        Ok(b)
+    }
+
+    fn varint(&mut self) -> Result<u64> {
+        let at = self.pos;
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.byte()?;
+            if shift == 63 && b > 1 {
+                break;
+            }
+            value |= u64::from(b & 0x7f) << shift;
+            if b & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err(self.invalid(at, "a number does not fit in 64 bits".to_owned()))
+    }
+
+    fn u32(&mut self) -> Result<u32> {
+        let at = self.pos;
+        let v = self.varint()?;
+        u32::try_from(v).map_err(|_| self.invalid(at, format!("{v} does not fit in 32 bits")))
+    }
+
+    /// An id below `limit` of a table of `what`s.
+    fn id(&mut self, limit: usize, what: &str) -> Result<u32> {
+        let at = self.pos;
+        let v = self.varint()?;
+        let problem = || format!("{what} {v} does not exist (there are {limit})");
+        self.check(v < limit as u64, at, problem)?;
+        Ok(v as u32)
+    }
+
+    /// The value after `from` (read as a difference), at most `max`.
+    fn time(&mut self, from: &mut u64, max: u64, what: &str) -> Result<u64> {
+        let at = self.pos;
+        let t = from.checked_add(self.varint()?).filter(|&t| t <= max);
+        *from = t.ok_or_else(|| self.invalid(at, format!("the {what} is later than {max}")))?;
+        Ok(*from)
+    }
+
+    /// A column's length: `n` when given, otherwise any length whose values (a byte
+    /// at least each) fit in the bytes left, and at most `u32::MAX` (ids are `u32`).
+    fn length(&mut self, n: Option<usize>, column: &str) -> Result<usize> {
+        let at = self.pos;
+        let len = self.varint()?;
+        let left = self.bytes.len() - self.pos;
+        match n {
+            Some(n) if len != n as u64 => {
+                let problem = format!("the {column} column has {len} entries instead of {n}");
+                Err(self.invalid(at, problem))
+            }
+            None if len > left as u64 || len > u64::from(u32::MAX) => {
+                let problem = format!("{len} {column} entries cannot fit in the {left} bytes left");
+                Err(self.invalid(at, problem))
+            }
+            _ => Ok(len as usize),
+        }
+    }
+
+    /// A column (see [`length`](Self::length)) whose values `value(self, index)` reads.
+    fn column<T>(
+        &mut self,
+        n: Option<usize>,
+        column: &str,
+        mut value: impl FnMut(&mut Self, usize) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let len = self.length(n, column)?;
+        let mut values = Vec::with_capacity(len);
+        for i in 0..len {
+            values.push(value(self, i)?);
+        }
+        Ok(values)
+    }
+
+    /// A column of ids below `limit`.
+    fn ids<T>(&mut self, n: usize, limit: usize, what: &str, make: fn(u32) -> T) -> Result<Vec<T>> {
+        self.column(Some(n), what, |r, _| r.id(limit, what).map(make))
+    }
+
+    /// A value, added to `total`, which must stay within what the engine can sum.
+    fn counted(&mut self, total: &mut u64, what: &str) -> Result<u64> {
+        let at = self.pos;
+        let value = self.varint()?;
+        let sum = total.checked_add(value).filter(|&sum| sum <= MAX_TOTAL);
+        *total = sum.ok_or_else(|| self.invalid(at, format!("the {what} add up to over 2^63")))?;
+        Ok(value)
+    }
+}
+
+impl HeapModel {
+    /// The model as bytes that [`decode`](Self::decode) turns back into an equal model:
+    /// a versioned header, then every table and column as LEB128 varints, times as
+    /// differences. Not compressed; the caller compresses before storing.
+    pub fn encode(&self) -> Vec<u8> {
+        // `decode` names every field, so a new one fails to compile until it is coded.
+        let (run, t_free, free_order) = (self.run, &self.t_free, &self.free_order);
+        let mut w = Writer {
+            out: Vec::with_capacity(256 + self.len() * 12),
+        };
+        w.out.extend_from_slice(&MAGIC);
+        w.out.extend_from_slice(&MODEL_CODEC_VERSION.to_le_bytes());
+        w.varint(run.start_ns);
+        w.varint(run.end_ns.wrapping_sub(run.start_ns));
+        encode_stats(&mut w, &self.stats);
+        encode_diagnostics(&mut w, &self.diagnostics);
+        encode_context(&mut w, &self.context);
+        w.times(self.marks.iter().map(|m| m.t_ns), run.start_ns);
+        w.column(&self.marks, |_, m| u64::from(m.name.0));
+        w.times(self.t_alloc.iter().copied(), run.start_ns);
+        w.column(&self.size, |_, s| s);
+        w.column(&self.stack, |_, s| u64::from(s.0));
+        w.column(&self.thread, |_, t| u64::from(t.0));
+        w.varint(self.flags.len() as u64);
+        w.out.extend_from_slice(&self.flags);
+        w.column(&self.objects, |_, n| u64::from(n));
+        w.column(&self.types, |_, t| u64::from(t.0));
+        w.varint(t_free.len() as u64);
+        w.column(free_order, |i, a| {
+            let previous = i.checked_sub(1).map_or(0, |p| free_order[p].0);
+            let step = i64::from(a.0) - i64::from(previous);
+            ((step << 1) ^ (step >> 63)) as u64
+        });
+        let freed = free_order.iter().map(|a| t_free.get(a.index()).copied());
+        w.times(freed.map(|t| t.unwrap_or(NEVER_FREED)), run.start_ns);
+        w.times(self.instants.iter().copied(), 0);
+        let resizes = &self.resizes;
+        w.column(&resizes.alloc, |_, a| u64::from(a.0));
+        w.times(resizes.t_ns.iter().copied(), run.start_ns);
+        w.column(&resizes.old_size, |_, s| s);
+        w.column(&resizes.new_size, |_, s| s);
+        w.column(&resizes.by_alloc, |_, i| u64::from(i));
+        w.out
+    }
+
+    /// The model encoded in `bytes` by [`encode`](Self::encode) of the same
+    /// [`MODEL_CODEC_VERSION`]. Refuses, with a sentence naming the byte offset, bytes
+    /// that are truncated, of another version, or that break any invariant the engine
+    /// relies on; never panics.
+    pub fn decode(bytes: &[u8]) -> std::result::Result<HeapModel, ModelDecodeError> {
+        let section = "header";
+        let mut r = Reader {
+            bytes,
+            pos: 0,
+            section,
+        };
+        match bytes.get(..MAGIC.len()) {
+            Some(magic) if magic == MAGIC => r.pos = MAGIC.len(),
+            None if MAGIC.starts_with(bytes) => return Err(r.truncated()),
+            _ => {
+                let message = "the bytes at offset 0 are not a memlens heap model (no \"MLHM\")";
+                return Err(ModelDecodeError::new(0, message.to_owned()));
+            }
+        }
+        let found = match *r.take(4)? {
+            [a, b, c, d] => u32::from_le_bytes([a, b, c, d]),
+            _ => return Err(r.truncated()),
+        };
+        if found != MODEL_CODEC_VERSION {
+            let message = format!(
+                "the heap model at offset 4 has codec version {found}, but this memlens reads only version {MODEL_CODEC_VERSION}; rebuild it from the trace"
+            );
+            let found_version = Some(found);
+            return Err(ModelDecodeError {
+                offset: 4,
+                message,
+                found_version,
+            });
+        }
+        r.section = "run window";
+        let start_ns = r.varint()?;
+        let mut end_ns = start_ns;
+        r.time(&mut end_ns, u64::MAX, "run's end")?;
+        let run = TimeWindow { start_ns, end_ns };
+        r.section = "run counters";
+        let (stats, diagnostics) = (decode_stats(&mut r)?, decode_diagnostics(&mut r)?);
+        let context = decode_context(&mut r)?;
+        let ns = context.strings.len();
+
+        r.section = "marks";
+        let mut from = start_ns;
+        let times = r.column(None, "mark", |r, _| r.time(&mut from, end_ns, "mark time"))?;
+        let names = r.ids(times.len(), ns, "string", StringId)?;
+        let marks = (times.into_iter().zip(names))
+            .map(|(t_ns, name)| Mark { t_ns, name })
+            .collect();
+
+        r.section = "allocation columns";
+        let mut from = start_ns;
+        let t_alloc = r.column(None, "row", |r, _| {
+            r.time(&mut from, end_ns, "allocation time")
+        })?;
+        let n = t_alloc.len();
+        let mut total = 0u64;
+        let size = r.column(Some(n), "size", |r, _| r.counted(&mut total, "sizes"))?;
+        let stack = r.ids(n, context.stacks.len(), "stack", StackId)?;
+        let thread = r.ids(n, context.threads.len(), "thread", ThreadIndex)?;
+        r.length(Some(n), "flags")?;
+        let flags_at = r.pos;
+        let flags = r.take(n)?.to_vec();
+        let mut objects_total = 0u64;
+        let objects = r.column(None, "objects", |r, _| {
+            let at = r.pos;
+            match r.counted(&mut objects_total, "object counts")? {
+                count @ 1..=MAX_OBJECTS => Ok(count as u32),
+                _ => Err(r.invalid(at, "a row stands for 0 or over 2^32 objects".to_owned())),
+            }
+        })?;
+        let at = r.pos;
+        let types = r.column(None, "type", |r, _| {
+            r.id(context.types.len(), "type").map(TypeId)
+        })?;
+        for (len, what) in [(objects.len(), "object counts"), (types.len(), "types")] {
+            let problem = || format!("there are {len} {what} for {n} rows");
+            r.check(len == 0 || len == n, at, problem)?;
+        }
+
+        r.section = "free order";
+        r.length(Some(n), "t_free")?;
+        // Until the times are read, 0 marks a row already in the free order.
+        let mut t_free = vec![NEVER_FREED; n];
+        let mut previous = 0i64;
+        let free_order = r.column(None, "freed row", |r, _| {
+            let at = r.pos;
+            let step = r.varint()?;
+            let step = (step >> 1) as i64 ^ -((step & 1) as i64);
+            match previous.checked_add(step).map(usize::try_from) {
+                Some(Ok(a)) if a < n && t_free[a] == NEVER_FREED => {
+                    t_free[a] = 0;
+                    previous = a as i64;
+                    Ok(AllocId(a as u32))
+                }
+                Some(Ok(a)) if a < n => Err(r.invalid(at, format!("row {a} is freed twice"))),
+                _ => Err(r.invalid(at, format!("a freed row does not exist (there are {n})"))),
+            }
+        })?;
+        let mut from = start_ns;
+        r.column(Some(free_order.len()), "free time", |r, i| {
+            let at = r.pos;
+            let t = r.time(&mut from, end_ns, "free time")?;
+            let a = free_order[i].index();
+            let problem = || format!("row {a} is freed before it is allocated");
+            r.check(t >= t_alloc[a], at, problem)?;
+            t_free[a] = t;
+            Ok(())
+        })?;
+
+        r.section = "exact instants";
+        let mut from = 0;
+        let instants = r.column(None, "instant", |r, _| {
+            r.time(&mut from, u64::MAX, "instant")
+        })?;
+
+        r.section = "resize table";
+        let alloc = r.column(None, "resize", |r, _| r.id(n, "row").map(AllocId))?;
+        let m = alloc.len();
+        let mut from = start_ns;
+        let t_ns = r.column(Some(m), "resize time", |r, i| {
+            let at = r.pos;
+            let t = r.time(&mut from, end_ns, "resize time")?;
+            let a = alloc[i].index();
+            let problem = || format!("row {a} is resized while it is not live");
+            r.check(t_alloc[a] <= t && t <= t_free[a], at, problem)?;
+            Ok(t)
+        })?;
+        let old_size = r.column(Some(m), "old size", |r, _| r.varint())?;
+        let new_size = r.column(Some(m), "new size", |r, _| r.counted(&mut total, "sizes"))?;
+        let mut resized = vec![false; n];
+        let mut last: Option<(AllocId, u32)> = None;
+        let mut current = 0u64;
+        let by_alloc = r.column(Some(m), "by-allocation", |r, _| {
+            let at = r.pos;
+            let i = r.id(m, "resize")?;
+            let (a, k) = (alloc[i as usize], i as usize);
+            let sorted = last.is_none_or(|key| key < (a, i));
+            let problem = || "the index is not sorted by row, then time".to_owned();
+            r.check(sorted, at, problem)?;
+            if last.is_none_or(|(b, _)| b != a) {
+                current = size[a.index()];
+            }
+            let (row, old) = (a.0, old_size[k]);
+            let problem =
+                || format!("resize {i} of row {row} starts from {old} bytes, not {current}");
+            r.check(old == current, at, problem)?;
+            (current, last) = (new_size[k], Some((a, i)));
+            resized[a.index()] = true;
+            Ok(i)
+        })?;
+        if let Some(a) = (0..n).find(|&a| (flags[a] & RESIZED != 0) != resized[a]) {
+            r.section = "allocation columns";
+            let problem = format!("row {a}'s resized flag disagrees with the resize table");
+            return Err(r.invalid(flags_at + a, problem));
+        }
+        if r.pos != bytes.len() {
+            let (at, extra) = (r.pos, bytes.len() - r.pos);
+            let message =
+                format!("the heap model ends at offset {at}, but {extra} more bytes follow");
+            return Err(ModelDecodeError::new(at, message));
+        }
+        let resizes = Resizes {
+            alloc,
+            t_ns,
+            old_size,
+            new_size,
+            by_alloc,
+        };
+        Ok(HeapModel {
+            run,
+            t_alloc,
+            t_free,
+            size,
+            stack,
+            thread,
+            flags,
+            types,
+            resizes,
+            free_order,
+            objects,
+            instants,
+            marks,
+            context,
+            diagnostics,
+            stats,
+        })
+    }
+}
+
+fn encode_context(w: &mut Writer, cx: &Context) {
+    let strings = &cx.strings;
+    w.varint(strings.len().saturating_sub(1) as u64);
+    for i in 1..strings.len() {
+        let s = strings.get(StringId(i as u32));
+        w.varint(s.len() as u64);
+        w.out.extend_from_slice(s.as_bytes());
+    }
+    let frames = &cx.frames;
+    w.column(&frames.function, |_, s| u64::from(s.0));
+    w.column(&frames.file, |_, s| u64::from(s.0));
+    w.column(&frames.line, |_, l| u64::from(l));
+    w.column(&frames.module, |_, s| u64::from(s.0));
+    w.column(&frames.inlined_into, |i, outer| {
+        outer.map_or(0, |f| (i as u64).wrapping_sub(u64::from(f.0)))
+    });
+    w.varint(frames.kind.len() as u64);
+    w.out
+        .extend(frames.kind.iter().map(|&k| frame_kind_code(k)));
+    w.column(&cx.stacks.parent, |i, p| {
+        (i as u64).wrapping_sub(u64::from(p.0))
+    });
+    w.column(&cx.stacks.frame, |_, f| u64::from(f.0));
+    w.column(&cx.threads.tid, |_, t| t);
+    w.column(&cx.threads.name, |_, s| u64::from(s.0));
+    w.column(&cx.types, |_, s| u64::from(s.0));
+}
+
+fn decode_context(r: &mut Reader<'_>) -> Result<Context> {
+    r.section = "string table";
+    let mut strings = StringTable::default();
+    r.column(None, "string", |r, i| {
+        let at = r.pos;
+        let len = r.length(None, "string byte")?;
+        let text = std::str::from_utf8(r.take(len)?)
+            .map_err(|_| r.invalid(at, format!("string {} is not valid UTF-8", i + 1)))?;
+        let new = strings.intern(text).index() == i + 1;
+        let problem = || format!("string {} repeats an earlier one", i + 1);
+        r.check(new, at, problem)
+    })?;
+    let ns = strings.len();
+
+    r.section = "frame table";
+    let at = r.pos;
+    let function = r.column(None, "frame", |r, _| r.id(ns, "string").map(StringId))?;
+    let n = function.len();
+    r.check(n > 0, at, || "frame 0 is missing".to_owned())?;
+    let file = r.ids(n, ns, "string", StringId)?;
+    let line = r.column(Some(n), "line", |r, _| r.u32())?;
+    let module = r.ids(n, ns, "string", StringId)?;
+    let inlined_into = r.column(Some(n), "inlined-into", |r, i| {
+        let at = r.pos;
+        match r.varint()? {
+            0 => Ok(None),
+            d if d <= i as u64 => Ok(Some(FrameId((i as u64 - d) as u32))),
+            _ => Err(r.invalid(at, format!("frame {i} is inlined into a later frame"))),
+        }
+    })?;
+    let kind = r.column(Some(n), "kind", |r, i| {
+        let at = r.pos;
+        let code = r.byte()?;
+        let problem = || format!("frame {i} has the unknown kind code {code}");
+        frame_kind_from_code(code).ok_or_else(|| r.invalid(at, problem()))
+    })?;
+    let frames = FrameTable {
+        function,
+        file,
+        line,
+        module,
+        inlined_into,
+        kind,
+    };
+
+    r.section = "stack table";
+    let at = r.pos;
+    let parent = r.column(None, "stack", |r, i| {
+        let at = r.pos;
+        match r.varint()? {
+            0 if i == 0 => Ok(StackId::ROOT),
+            d if i > 0 && (1..=i as u64).contains(&d) => Ok(StackId((i as u64 - d) as u32)),
+            _ if i == 0 => Err(r.invalid(at, "the root stack is not its own parent".to_owned())),
+            _ => Err(r.invalid(at, format!("stack {i}'s parent does not precede it"))),
+        }
+    })?;
+    r.check(!parent.is_empty(), at, || "stack 0 is missing".to_owned())?;
+    let frame = r.ids(parent.len(), frames.len(), "frame", FrameId)?;
+    let stacks = StackTable { parent, frame };
+
+    r.section = "thread table";
+    let mut threads = ThreadTable::default();
+    r.column(None, "thread", |r, i| {
+        let at = r.pos;
+        let tid = r.varint()?;
+        let new = threads.index_of(tid).index() == i;
+        r.check(new, at, || format!("thread {i} repeats the id {tid}"))
+    })?;
+    threads.name = r.ids(threads.len(), ns, "string", StringId)?;
+
+    r.section = "type table";
+    let at = r.pos;
+    let types = r.column(None, "type", |r, _| r.id(ns, "string").map(StringId))?;
+    r.check(!types.is_empty(), at, || "type 0 is missing".to_owned())?;
+    Ok(Context {
+        strings,
+        frames,
+        stacks,
+        threads,
+        types,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{AllocKind, ClassifierOptions, FrameInfo, GrowthQuery, HeapModelBuilder};
+    use crate::{Resolution, SnapshotTimes, TreeOptions, TreeQuery};
+    use crate::{growth_suspects, memory_trees, parse_classifiers};
+
+    /// Frames of every kind (one inlined), stacks, named threads, types, marks, reallocs,
+    /// frees and odd input, given to an exact or a coalescing builder.
+    fn build(mut b: HeapModelBuilder, allocations: u64) -> HeapModel {
+        b.start(100);
+        b.name_thread(7, "main");
+        b.name_thread(9, "wörker");
+        let names = ["parse", "sqlite", "malloc", "push", "_dl_init", "hook"];
+        let mut frames = vec![];
+        for (i, (function, kind)) in names.into_iter().zip(FrameKind::ALL).enumerate() {
+            let mut info = FrameInfo::default();
+            (info.function, info.file, info.line) = (function, "src/app.rs", 10 * i as u32);
+            (info.module, info.inlined_into, info.kind) = ("app", Some(FrameId(1)), kind);
+            info.inlined_into = info.inlined_into.filter(|_| i == 3);
+            frames.push(b.add_frame(info));
+        }
+        let mut stacks = vec![StackId::ROOT];
+        for (parent, frame) in [(0, 0), (1, 3), (1, 1), (3, 2), (0, 4), (4, 5)] {
+            stacks.push(b.add_stack(stacks[parent], frames[frame]));
+        }
+        let types = [TypeId::UNKNOWN, b.add_type("Node"), b.add_type("Edge")];
+        b.mark(150, "warm-up done");
+        b.free(160, 7, 0xdead);
+        let mut live = Vec::new();
+        for i in 0..allocations {
+            let (t, tid, addr) = (200 + i * 37, 7 + i % 2 * 2, 0x1000 + i * 0x40);
+            let kind = [AllocKind::New, AllocKind::Malloc][usize::from(i % 5 != 0)];
+            let a = b.alloc(t, tid, addr, 16 << (i % 4), stacks[i as usize % 7], kind);
+            b.set_type(a, types[i as usize % 3]);
+            live.push(addr);
+            if i % 6 == 5 {
+                let old = live.swap_remove(i as usize * 31 % live.len());
+                b.realloc(t + 5, tid, old, old + 0x100_0000, 100 + i, stacks[2]);
+                live.push(old + 0x100_0000);
+            }
+            if i % 3 == 2 {
+                let addr = live.swap_remove(i as usize * 17 % live.len());
+                b.free(t + 11, tid, addr);
+            }
+            if i % 50 == 25 {
+                b.mark(t + 20, &format!("mark {i}"));
+            }
+        }
+        b.end(1200 + allocations * 37)
+    }
+
+    /// A coalesced model with a grid line every `step` ns.
+    fn coalesced(allocations: u64, step: usize) -> HeapModel {
+        let grid = (100..200 + allocations * 37).step_by(step);
+        build(HeapModelBuilder::coalescing(grid.collect()), allocations)
+    }
+
+    fn assert_round_trip(model: &HeapModel) {
+        let bytes = model.encode();
+        let decoded = HeapModel::decode(&bytes).unwrap();
+        assert_eq!(format!("{decoded:?}"), format!("{model:?}"));
+        assert_eq!(decoded.encode(), bytes, "re-encoding gives the same bytes");
+        // The string and thread indexes were rebuilt.
+        let mut cx = decoded.context.clone();
+        for i in 0..cx.strings.len() as u32 {
+            let text = cx.strings.get(StringId(i)).to_owned();
+            assert_eq!(cx.strings.intern(&text), StringId(i));
+        }
+        for (i, &tid) in decoded.context.threads.tid.iter().enumerate() {
+            assert_eq!(cx.threads.index_of(tid).index(), i);
+        }
+    }
+
+    #[test]
+    fn exact_and_coalesced_models_round_trip() {
+        let exact = build(HeapModelBuilder::new(), 300);
+        assert!(exact.resizes.alloc.len() > 10 && exact.has_types() && exact.marks.len() > 3);
+        assert!(!exact.diagnostics.is_clean() && exact.free_order.len() > 50);
+        let coalesced = coalesced(3000, 20_000);
+        assert!(coalesced.exact_instants().is_some() && coalesced.has_types());
+        assert!(coalesced.objects.iter().any(|&n| n > 1) && !coalesced.free_order.is_empty());
+        let empty = HeapModelBuilder::new().end(0);
+        for model in [exact, coalesced, build(HeapModelBuilder::new(), 0), empty] {
+            assert_round_trip(&model);
+        }
+    }
+
+    #[test]
+    fn a_coalesced_model_takes_a_few_bytes_per_row() {
+        let model = coalesced(60_000, 40_000);
+        let (rows, bytes) = (model.len(), model.encode());
+        let per_row = bytes.len() as f64 / rows as f64;
+        println!("{rows} rows: {} bytes, {per_row:.2} per row", bytes.len());
+        assert!(rows > 5_000 && per_row < 12.0, "{per_row} bytes per row");
+        assert_eq!(HeapModel::decode(&bytes).unwrap().len(), rows);
+    }
+
+    #[test]
+    fn other_versions_and_damage_are_refused_with_a_sentence() {
+        let error = |bytes: &[u8]| HeapModel::decode(bytes).unwrap_err().to_string();
+        let mut bytes = coalesced(20, 100).encode();
+        assert!(error(&bytes[..bytes.len() - 1]).ends_with("inside the resize table"));
+        bytes.push(0);
+        let end = bytes.len() - 1;
+        assert!(error(&bytes).ends_with(&format!("at offset {end}, but 1 more bytes follow")));
+        bytes[4..8].copy_from_slice(&(MODEL_CODEC_VERSION + 1).to_le_bytes());
+        let expected = format!(
+            "the heap model at offset 4 has codec version {}, but this memlens reads only version {MODEL_CODEC_VERSION}; rebuild it from the trace",
+            MODEL_CODEC_VERSION + 1
+        );
+        assert_eq!(error(&bytes), expected);
+        let found = HeapModel::decode(&bytes).unwrap_err().found_version();
+        assert_eq!(found, Some(MODEL_CODEC_VERSION + 1));
+        assert!(error(b"PK\x03\x04").starts_with("the bytes at offset 0 are not a memlens"));
+        assert_eq!(
+            error(b"MLH"),
+            "model bytes end at offset 3 inside the header"
+        );
+    }
+
+    /// Uses a decoded model the way the engine does; must not panic.
+    fn exercise(m: &HeapModel) {
+        let _ = m.timeline(Resolution::Points(16), None);
+        for a in (0..m.len() as u32).map(AllocId) {
+            let _ = (m.final_size(a), m.type_of(a), m.exact_at_or_before(0));
+        }
+        let all = "site,thread,type,call-path,module,size-class,age,lifetime,site-line";
+        for spec in [all, "closest-user-frame"] {
+            let classifiers = parse_classifiers(spec, ClassifierOptions::default()).unwrap();
+            for times in [SnapshotTimes::Points(3), SnapshotTimes::Marks] {
+                let (classifiers, options) = (classifiers.clone(), TreeOptions::default());
+                let query = TreeQuery {
+                    classifiers,
+                    times,
+                    window: None,
+                    options,
+                };
+                let _ = memory_trees(m, &query);
+            }
+            let growth = GrowthQuery {
+                samples: 4,
+                ..GrowthQuery::new(classifiers)
+            };
+            let _ = growth_suspects(m, &growth);
+        }
+    }
+
+    #[test]
+    fn damaged_bytes_are_refused_or_decode_to_a_usable_model() {
+        for model in [build(HeapModelBuilder::new(), 12), coalesced(12, 150)] {
+            let bytes = model.encode();
+            for len in 0..bytes.len() {
+                assert!(HeapModel::decode(&bytes[..len]).is_err(), "cut at {len}");
+            }
+            let mut damaged = bytes.clone();
+            for at in 0..bytes.len() {
+                for mask in [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0xff] {
+                    damaged[at] = bytes[at] ^ mask;
+                    if let Ok(m) = HeapModel::decode(&damaged) {
+                        exercise(&m);
+                    }
+                }
+                damaged[at] = bytes[at];
+            }
+        }
+    }
+}

@@ -22,9 +22,12 @@
 //! until then the segments that ended in it wait in a pending list (bounded by one
 //! bucket's frees).
 //!
-//! Memory: the open blocks (the live set), the pending list, and one row per distinct
-//! (group, instant of birth, instant of death) — bounded by groups × instants², in
-//! practice a few rows per group per instant, independent of the run's length.
+//! Memory: the open blocks (the live set), the pending list, the distinct groups, and
+//! one 32-byte row per distinct (group, instant of birth, instant of death) — bounded by
+//! groups × instants², in practice tens to a few thousand rows per group, independent
+//! of the run's length. A row's death instant belongs to the bucket in which the block
+//! died, so a bucket's rows are summed in a small map when it closes and then only
+//! appended: no map of all rows is kept.
 
 use rustc_hash::FxHashMap;
 
@@ -38,8 +41,11 @@ struct Open {
     /// Start of the current segment (allocation, or the last size change).
     t_start: u64,
     size: u64,
-    group: Group,
+    group: GroupId,
 }
+
+/// The index of a [`Group`] in [`Coalescer::groups`].
+type GroupId = u32;
 
 /// What a classifier can read of one allocation, besides its times and size.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -59,12 +65,20 @@ struct Segment {
     t_start: u64,
     t_end: u64,
     size: u64,
-    group: Group,
+    group: GroupId,
+}
+
+/// A finished row: `objects` blocks of `bytes` in total.
+#[derive(Clone, Copy)]
+struct Row {
+    key: RowKey,
+    bytes: u64,
+    objects: u64,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct RowKey {
-    group: Group,
+    group: GroupId,
     /// Index of the representative allocation instant.
     from: u32,
     /// Index of the representative free instant, `u32::MAX` for never freed.
@@ -97,7 +111,15 @@ pub(crate) struct Coalescer {
     open: Vec<Open>,
     vacant: Vec<u32>,
     pending: Vec<Segment>,
-    rows: FxHashMap<RowKey, (u64, u64)>,
+    /// The finished rows: every row dying at an instant of a closed bucket. A row's
+    /// death instant is one of its bucket's, so no row is added to once the bucket has
+    /// closed and they need no map.
+    rows: Vec<Row>,
+    /// The rows of the bucket being closed (or, at the end, of the blocks never freed).
+    batch: FxHashMap<RowKey, (u64, u64)>,
+    /// The distinct groups, numbered in order of first use.
+    groups: Vec<Group>,
+    group_ids: FxHashMap<Group, GroupId>,
     /// Allocations per stack id not yet defined when they were made. Whether the table
     /// ever defines it is known only at the end, and an undefined stack must be counted
     /// once per allocation (as the exact model does), not per row: a row holds many
@@ -121,7 +143,10 @@ impl Coalescer {
             open: Vec::new(),
             vacant: Vec::new(),
             pending: Vec::new(),
-            rows: FxHashMap::default(),
+            rows: Vec::new(),
+            batch: FxHashMap::default(),
+            groups: Vec::new(),
+            group_ids: FxHashMap::default(),
             stack_uses: FxHashMap::default(),
         }
     }
@@ -142,13 +167,13 @@ impl Coalescer {
         let block = Open {
             t_start: t,
             size,
-            group: Group {
+            group: self.group_id(Group {
                 stack,
                 thread,
                 ty: TypeId::UNKNOWN,
                 flags,
                 size_key: size_key(size),
-            },
+            }),
         };
         match self.vacant.pop() {
             Some(id) => {
@@ -164,9 +189,24 @@ impl Coalescer {
 
     /// Sets the type of an open block.
     pub(crate) fn set_type(&mut self, id: AllocId, ty: TypeId) {
-        if let Some(block) = self.open.get_mut(id.index()) {
-            block.group.ty = ty;
+        if let Some(&block) = self.open.get(id.index()) {
+            let group = Group {
+                ty,
+                ..self.groups[block.group as usize]
+            };
+            self.open[id.index()].group = self.group_id(group);
         }
+    }
+
+    /// The id of `group`, numbering it if it is new.
+    fn group_id(&mut self, group: Group) -> GroupId {
+        if let Some(&id) = self.group_ids.get(&group) {
+            return id;
+        }
+        let id = self.groups.len() as GroupId;
+        self.groups.push(group);
+        self.group_ids.insert(group, id);
+        id
     }
 
     /// Changes an open block's size at `t`: its current segment ends there.
@@ -176,10 +216,10 @@ impl Coalescer {
         self.open[id.index()] = Open {
             t_start: t,
             size,
-            group: Group {
+            group: self.group_id(Group {
                 size_key: size_key(size),
-                ..block.group
-            },
+                ..self.groups[block.group as usize]
+            }),
         };
     }
 
@@ -246,6 +286,7 @@ impl Coalescer {
                 group: block.group,
             });
         }
+        self.flush_batch();
         self.into_model(model);
     }
 
@@ -262,6 +303,7 @@ impl Coalescer {
     /// segments into rows.
     fn close_bucket(&mut self) {
         let end = self.grid[self.next];
+        let first_new = self.instants.len();
         let e = std::mem::take(&mut self.extremes);
         let mut inside: Vec<u64> = [e.high, e.low]
             .into_iter()
@@ -277,11 +319,29 @@ impl Coalescer {
         }
         self.next += 1;
         self.extremes.carried = self.live;
-        for segment in std::mem::take(&mut self.pending) {
-            self.add_row(segment);
+        // Every pending segment ended inside this bucket, so its end's instant is one of
+        // the (at most three) just added, and so is its start's unless it began in an
+        // earlier bucket: most segments resolve without a search, and the many that are
+        // live at no instant without touching the rows.
+        let first_new = first_new as u32;
+        let mut pending = std::mem::take(&mut self.pending);
+        for s in pending.drain(..) {
+            let new = &self.instants[first_new as usize..];
+            let to = first_new + new.partition_point(|&i| i < s.t_end) as u32;
+            let from = if first_new == 0 || s.t_start > self.instants[first_new as usize - 1] {
+                first_new + new.partition_point(|&i| i < s.t_start) as u32
+            } else {
+                self.instants[..first_new as usize].partition_point(|&i| i < s.t_start) as u32
+            };
+            if from != to {
+                self.add(s.group, from, to, s.size);
+            }
         }
+        self.pending = pending;
+        self.flush_batch();
     }
 
+    /// Adds a segment that may have started and ended anywhere (or never ended).
     fn add_row(&mut self, s: Segment) {
         let index = |t: u64| self.instants.partition_point(|&i| i < t) as u32;
         let from = index(s.t_start);
@@ -294,30 +354,36 @@ impl Coalescer {
             // Never live at an instant.
             return;
         }
-        let row = self.rows.entry(RowKey {
-            group: s.group,
-            from,
-            to,
-        });
-        let sum = row.or_insert((0, 0));
-        sum.0 += s.size;
+        self.add(s.group, from, to, s.size);
+    }
+
+    /// Adds one block of `size` bytes to the row of `group` born at instant `from` and
+    /// dead at instant `to`.
+    fn add(&mut self, group: GroupId, from: u32, to: u32, size: u64) {
+        let sum = self
+            .batch
+            .entry(RowKey { group, from, to })
+            .or_insert((0, 0));
+        sum.0 += size;
         sum.1 += 1;
+    }
+
+    /// Moves the batch's rows to the finished rows.
+    fn flush_batch(&mut self) {
+        self.rows
+            .extend(self.batch.drain().map(|(key, (bytes, objects))| Row {
+                key,
+                bytes,
+                objects,
+            }));
     }
 
     /// Writes the rows into `model`'s columns, in order of their allocation instant.
     fn into_model(self, m: &mut HeapModel) {
-        let mut rows: Vec<(RowKey, (u64, u64))> = self.rows.into_iter().collect();
-        rows.sort_unstable_by_key(|(k, _)| {
-            (
-                k.from,
-                k.to,
-                k.group.stack,
-                k.group.thread,
-                k.group.ty,
-                k.group.size_key,
-                k.group.flags,
-            )
-        });
+        let mut rows = self.rows;
+        // Group ids are numbered in order of first use: deterministic for one trace.
+        rows.sort_unstable_by_key(|r| (r.key.from, r.key.to, r.key.group));
+        let groups = self.groups;
         let instants = self.instants;
         // Undefined stacks become the root here, counted per allocation, so that the
         // builder's per-row check finds none left.
@@ -328,8 +394,14 @@ impl Coalescer {
             .filter(|(stack, _)| stack.index() >= stacks)
             .map(|(_, &n)| n)
             .sum::<u64>();
-        let has_types = rows.iter().any(|(k, _)| k.group.ty != TypeId::UNKNOWN);
-        for (key, (bytes, count)) in rows {
+        let has_types = groups.iter().any(|g| g.ty != TypeId::UNKNOWN);
+        for Row {
+            key,
+            bytes,
+            objects: count,
+        } in rows
+        {
+            let group = groups[key.group as usize];
             // A row counts at most u32::MAX objects; split bigger ones evenly.
             let parts = count.div_ceil(u64::from(u32::MAX)).max(1);
             for p in 0..parts {
@@ -342,15 +414,15 @@ impl Coalescer {
                 });
                 m.size.push(size);
                 m.objects.push(objects as u32);
-                m.stack.push(if key.group.stack.index() < stacks {
-                    key.group.stack
+                m.stack.push(if group.stack.index() < stacks {
+                    group.stack
                 } else {
                     StackId::ROOT
                 });
-                m.thread.push(key.group.thread);
-                m.flags.push(key.group.flags);
+                m.thread.push(group.thread);
+                m.flags.push(group.flags);
                 if has_types {
-                    m.types.push(key.group.ty);
+                    m.types.push(group.ty);
                 }
             }
         }

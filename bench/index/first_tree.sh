@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Times `memlens view` from its start until its heap lens has answered the first tree
-# (GET api/heap/tree, the request the viewer's page makes first), then stops it.
-# Writes "SECONDS PEAK_RSS_KIB" (the viewer's VmHWM) to OUT.
+# (GET api/heap/tree, the request the viewer's page makes first), and until the
+# allocation map, read in the background, answers (api/alloc/meta: 200, or 404 when it
+# is left out); then stops it. Writes "SECONDS PEAK_RSS_KIB" at the first tree and
+# "SECONDS PEAK_RSS_KIB STATUS" once the allocation map has answered (the viewer's
+# VmHWM) to OUT and OUT.alloc.
 #
 # Usage: bench/index/first_tree.sh MEMLENS TRACE OUT
 set -euo pipefail
@@ -19,8 +22,16 @@ done
 curl -sf -o /dev/null "${url}api/heap/tree"
 end=$(date +%s.%N)
 hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
+while :; do
+    status=$(curl -s -o /dev/null -w '%{http_code}' "${url}api/alloc/meta")
+    [ "$status" = 503 ] || break
+    sleep 0.2
+done
+alloc_end=$(date +%s.%N)
+alloc_hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
 kill -INT "$pid"
 wait "$pid" 2>/dev/null || true
 grep -v -e '^memlens: viewing' -e 'press Ctrl-C' "$log" >&2 || true
 echo "$(echo "$end - $start" | bc) $hwm" >"$out"
+echo "$(echo "$alloc_end - $start" | bc) $alloc_hwm $status" >"$out.alloc"
 rm -f "$log"

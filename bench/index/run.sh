@@ -115,8 +115,13 @@ out, events, trace_bytes, index_bytes = sys.argv[1], int(sys.argv[2]), int(sys.a
 baseline = (float(sys.argv[5]), int(sys.argv[6])) if len(sys.argv) > 6 else None
 
 def measured(name):
-    s, kb = open(f"{out}/{name}.time").read().split()
+    # NAME.time, or NAME.time.alloc for the allocation map of a view (3 fields).
+    file = f"{out}/{name}" if name.endswith(".alloc") else f"{out}/{name}.time"
+    s, kb = open(file).read().split()[:2]
     return float(s), int(kb)
+
+# The allocation map read in the background by the view: 200 drawn, 404 left out.
+alloc_status = open(f"{out}/view2.time.alloc").read().split()[2]
 
 # (label, file name, whether it reads the events: only those get a rate)
 rows = [
@@ -126,6 +131,7 @@ rows = [
     ("memlens summary", "summary", True),
     ("memlens view, first tree (no index)", "view1", True),
     ("memlens view, first tree (index)", "view2", False),
+    (f"memlens view, allocation map answers ({alloc_status})", "view2.time.alloc", False),
 ]
 if baseline:
     rows.append(("heaptrack_print", "heaptrack_print", True))
@@ -149,8 +155,9 @@ targets = [
     ("growth peak RSS ≤ 1 GiB", peak_kb <= 1024 * 1024, f"{peak_kb / 1024:.1f} MiB"),
     ("view first tree ≤ 120 s", measured("view1")[0] <= 120, f"{measured('view1')[0]:.2f} s"),
     ("view reopened, first tree ≤ 5 s", measured("view2")[0] <= 5, f"{measured('view2')[0]:.2f} s"),
-    ("view peak RSS ≤ 1.5 GiB", max(measured("view1")[1], measured("view2")[1]) <= 1536 * 1024,
-     f"{max(measured('view1')[1], measured('view2')[1]) / 1024:.1f} MiB"),
+    ("view peak RSS ≤ 1.5 GiB (with its allocation map)",
+     max(measured("view1")[1], measured("view2.time.alloc")[1]) <= 1536 * 1024,
+     f"{max(measured('view1')[1], measured('view2.time.alloc')[1]) / 1024:.1f} MiB"),
 ]
 for label, ok, value in targets:
     print(f"{'PASS' if ok else 'MISS'}  {label}: {value}")

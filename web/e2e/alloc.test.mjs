@@ -3,8 +3,11 @@
 // `memlens view`, open the "Allocation map" tab, zoom into a region, brush a block and
 // read its details, switch colour-by, place two cushion cursors in the time-correlated
 // grid of bins and check the pixels they change, switch to the address-correlated
-// grid, replay through a pool allocator, and measure how long fresh tiles take.
-// Screenshots go to e2e/artifacts/alloc-*.png. MEMLENS_BIN names the memlens binary.
+// grid, replay through a pool allocator, and measure how long fresh tiles take. While
+// the server still reads the map (503 answers, played here by intercepting
+// `api/alloc/meta`), the tab shows how far it got and starts without a reload; a 404
+// leaves its sentence as a note. Screenshots go to e2e/artifacts/alloc-*.png.
+// MEMLENS_BIN names the memlens binary.
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -338,5 +341,85 @@ test("tile latency: fresh 256×256 tiles at several zoom levels (printed, not as
   });
   assert.equal(bad.status, 400);
   assert.match(bad.body.error, /empty/);
+  await page.close();
+});
+
+/** The answer of the server while it reads the map, or when it will have none. */
+function refusal(status, error) {
+  return { status, contentType: "application/json; charset=utf-8", body: JSON.stringify({ error }) };
+}
+
+/** The pending message in the allocation map's panel: its text, whether final, its classes. */
+function pendingShown(page) {
+  return page.$eval('[data-testid="alloc-pending"]', (el) => ({ text: el.textContent, final: el.dataset.final, classes: [...el.classList] }));
+}
+
+test("while the map is being read the tab says how far, then starts without a reload, also after a tab switch", async () => {
+  const page = await openPage(browser, url, { width: 1500, height: 1100 });
+  // The first two questions get 503s; each answer waits until the test lets it through,
+  // the third goes to the real server.
+  const gates = [0, 1, 2].map(() => {
+    let open;
+    const gate = new Promise((done) => (open = done));
+    return { gate, open };
+  });
+  let asked = 0;
+  await page.route("**/api/alloc/meta", async (route) => {
+    const n = asked++;
+    if (n > 0) await gates[Math.min(n, 2)].gate;
+    if (n < 2) await route.fulfill(refusal(503, `the allocation map is still being read (${[12, 43][n]} %); it appears here when done`));
+    else await route.fallback();
+  });
+  await page.click('[data-testid="lens-alloc"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="alloc-pending"]')?.textContent.includes("(12 %)"));
+  const first = await pendingShown(page);
+  assert.equal(first.text, "The allocation map is still being read (12 %); it appears here when done");
+  assert.equal(first.final, "false");
+  assert.ok(first.classes.includes("alloc-pending") && !first.classes.includes("error"), `classes: ${first.classes}`);
+  const color = await page.$eval('[data-testid="alloc-pending"]', (el) => getComputedStyle(el).color);
+  assert.notEqual(color, "rgb(180, 35, 24)", "the wait is not styled as an error");
+  await shot(page, "08-reading");
+  gates[1].open();
+  await page.waitForFunction(() => document.querySelector('[data-testid="alloc-pending"]')?.textContent.includes("(43 %)"));
+  assert.equal(asked, 2);
+
+  // Away to the heap lens; the map arrives meanwhile; back, the lens is built at the panel's width.
+  await page.click('[data-testid="lens-heap"]');
+  const answered = page.waitForResponse((r) => new URL(r.url()).pathname.endsWith("/api/alloc/meta") && r.status() === 200);
+  gates[2].open();
+  await answered;
+  await page.waitForTimeout(300);
+  assert.equal(await page.$('[data-testid="alloc-lens"]'), null, "the lens waits for its panel to be shown");
+  await page.click('[data-testid="lens-alloc"]');
+  await page.waitForSelector('[data-testid="alloc-lens"]');
+  await settle(page);
+  assert.equal(await page.$('[data-testid="alloc-pending"]'), null);
+  const main = await pixels(page, '[data-testid="alloc-main"]');
+  assert.ok(nonWhiteShare(main) > 0.05, `the map is nearly empty: ${nonWhiteShare(main)}`);
+  const widths = await page.$eval('[data-testid="alloc-lens"]', (el) => [el.getBoundingClientRect().width, el.parentElement.clientWidth]);
+  assert.ok(Math.abs(widths[0] - widths[1]) < 1, `lens ${widths[0]} px in a panel of ${widths[1]} px`);
+  await shot(page, "09-ready");
+  // The 503s (the browser logs each refused answer) are the only errors the console saw.
+  assert.deepEqual(page.errors.filter((e) => !e.includes("status of 503")), []);
+  await page.close();
+});
+
+test("when there will be no map the tab keeps the server's sentence as a note and asks no more", async () => {
+  const page = await openPage(browser, url, { width: 1500, height: 1100 });
+  let asked = 0;
+  await page.route("**/api/alloc/**", async (route) => {
+    asked++;
+    await route.fulfill(refusal(404, "the allocation map is left out: it would need 9.0 GiB of memory"));
+  });
+  await page.click('[data-testid="lens-alloc"]');
+  await page.waitForSelector('[data-testid="alloc-pending"][data-final="true"]');
+  await page.waitForTimeout(2500);
+  const shown = await pendingShown(page);
+  assert.equal(shown.text, "The allocation map is left out: it would need 9.0 GiB of memory");
+  assert.ok(shown.classes.includes("notes"), `classes: ${shown.classes}`);
+  assert.equal(asked, 1, "no question after a 404");
+  assert.equal(await page.$('.lens-panel[data-lens="alloc"] .error'), null, "a 404 is not a crash");
+  await shot(page, "10-no-map");
+  assert.deepEqual(page.errors.filter((e) => !e.includes("status of 404")), []);
   await page.close();
 });

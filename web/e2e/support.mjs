@@ -65,12 +65,15 @@ export function serveMemlens(args) {
   });
 }
 
-/** A new page of `viewport` on `url` that records its errors in `page.errors`, once the app is ready. */
+/**
+ * A new page of `viewport` on `url` that records its errors in `page.errors`, once the app is ready.
+ * A 503 is not an error: a lens still being read answers it, and the page asks again.
+ */
 export async function openPage(browser, url, viewport) {
   const page = await browser.newPage({ viewport });
   const errors = [];
   page.on("pageerror", (e) => errors.push(e.message));
-  page.on("console", (m) => m.type() === "error" && errors.push(m.text()));
+  page.on("console", (m) => m.type() === "error" && !m.text().includes("status of 503") && errors.push(m.text()));
   page.errors = errors;
   await page.goto(url);
   await page.waitForSelector('body[data-ready="1"]');

@@ -38,5 +38,5 @@ pub use heap_feed::GRID_LINES;
 pub use index::{INDEX_EXTENSION, index_path};
 pub use input::{IngestError, TraceInput};
 pub use pass::{Models, Wanted, ingest};
-pub use progress::{NoProgress, Progress};
+pub use progress::{NoProgress, Progress, ProgressFn};
 pub use symbols::StackSymbols;

@@ -31,6 +31,14 @@ pub struct Wanted {
 }
 
 impl Wanted {
+    /// The allocation-map model alone.
+    pub fn alloc() -> Wanted {
+        Wanted {
+            alloc: true,
+            ..Wanted::default()
+        }
+    }
+
     /// The heap model alone, exact at `instants` besides its grid.
     pub fn heap_at(instants: Vec<u64>) -> Wanted {
         Wanted {

@@ -11,6 +11,33 @@ pub trait Progress {
     fn finish(&self);
 }
 
+/// Reports to a function of (units done, units in total), e.g. a lens being read.
+pub struct ProgressFn<F: Fn(u64, u64)> {
+    report: F,
+    total: std::cell::Cell<u64>,
+}
+
+impl<F: Fn(u64, u64)> ProgressFn<F> {
+    /// Progress reported to `report`.
+    pub fn new(report: F) -> Self {
+        ProgressFn {
+            report,
+            total: std::cell::Cell::new(0),
+        }
+    }
+}
+
+impl<F: Fn(u64, u64)> Progress for ProgressFn<F> {
+    fn start(&self, _what: &str, total: u64) {
+        self.total.set(total);
+        (self.report)(0, total);
+    }
+    fn advance(&self, done: u64) {
+        (self.report)(done, self.total.get());
+    }
+    fn finish(&self) {}
+}
+
 /// Reports nothing.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoProgress;

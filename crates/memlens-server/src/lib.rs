@@ -10,7 +10,7 @@
 //! - **Every lens through one door.** A lens implements [`LensApi`]: an id, a tab, its
 //!   answers, and the answers a report embeds. The server and the report know no lens
 //!   by name: [`HeapLens`] (heap evolution), [`CacheLens`] and [`AllocLens`] plug in
-//!   the same way.
+//!   the same way. A lens still being read is a [`PendingLens`] until it is ready.
 //! - **Fast steps.** The heap lens answers a time-travel step in milliseconds even for
 //!   10 M allocations (see [`heap`]); the other lenses keep their recent answers.
 //! - **Lets no one in.** Loopback only unless the user explicitly asks otherwise, an
@@ -31,6 +31,7 @@ pub mod cache;
 mod error;
 pub mod heap;
 pub mod lens_api;
+mod pending;
 pub mod protocol;
 mod report;
 mod run_info;
@@ -43,6 +44,7 @@ pub use cache::{CacheLens, ReferenceSource};
 pub use error::{ApiError, ServeError};
 pub use heap::{Engine, EngineOptions, HeapLens};
 pub use lens_api::{ApiBody, LensApi, ReportRequest};
+pub use pending::{NOT_READY, PendingLens};
 pub use report::{ReportError, report_document, report_html};
 pub use run_info::RunInfo;
 pub use server::{Viewer, ViewerConfig};

@@ -63,6 +63,15 @@ impl UnitError {
     }
 }
 
+/// Writes a size the way [`parse_size`] reads it, exactly: `32K`, `8M`, or bytes.
+pub fn format_size(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{}M", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{}K", b >> 10),
+        b => b.to_string(),
+    }
+}
+
 /// Reads a size in bytes (see the module documentation).
 pub fn parse_size(text: &str) -> Result<u64, UnitError> {
     let trimmed = text.trim();

@@ -112,13 +112,7 @@ pub(crate) fn model_for(
     for input in &inputs {
         read::refuse_java(input)?;
     }
-    let traces = read::read(
-        inputs,
-        Wanted {
-            alloc: true,
-            ..Wanted::default()
-        },
-    );
+    let traces = read::read(inputs, Wanted::alloc());
     if traces.models.alloc.is_none() {
         anyhow::bail!("{}", traces.models.notes.join("; "));
     }

@@ -26,14 +26,6 @@ fn percent(rate: Option<f64>) -> String {
     rate.map_or_else(|| "-".into(), |r| format!("{:.2}%", r * 100.0))
 }
 
-fn human_size(bytes: u64) -> String {
-    match bytes {
-        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{}M", b >> 20),
-        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{}K", b >> 10),
-        b => b.to_string(),
-    }
-}
-
 /// Regions listed in the text report, busiest first.
 const TEXT_REGIONS: usize = 20;
 
@@ -82,7 +74,7 @@ fn print_table(out: &mut impl Write, report: &Report) -> io::Result<()> {
             out,
             "{:<6} {:>6} {:>4} {:>4} {:<6} {:>12} {:>12} {:>12} {:>8} {:>8} {:>12} {:>11} {:>6.2}",
             l.name,
-            human_size(l.size),
+            memlens_vocab::format_size(l.size),
             l.ways,
             l.line_size,
             l.replacement.name(),

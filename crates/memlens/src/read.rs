@@ -3,15 +3,17 @@
 //! what went wrong while reading (damage, symbolizer warnings, repaired events).
 
 use std::cell::RefCell;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 use memlens_heap::HeapModel;
 use memlens_ingest::{
-    DamageNote, Models, NoProgress, Progress, StackSymbols, TraceInput, Wanted, ingest,
+    DamageNote, Models, NoProgress, Progress, ProgressFn, StackSymbols, TraceInput, Wanted, ingest,
 };
+use memlens_server::{AllocLens, PendingLens};
 use memlens_symbols::FramePolicy;
 
 use crate::UsageError;
@@ -47,19 +49,36 @@ pub struct Read {
     pub models: Models,
 }
 
-/// Reads `inputs` once into the `wanted` models.
-pub fn read(mut inputs: Vec<TraceInput>, wanted: Wanted) -> Read {
+/// Reads `inputs` once into the `wanted` models, with a progress bar on a terminal.
+pub fn read(inputs: Vec<TraceInput>, wanted: Wanted) -> Read {
+    let events: u64 = inputs.iter().map(|i| i.metadata.event_records).sum();
+    if events < QUIET_BELOW_EVENTS || wanted == Wanted::default() {
+        read_with(inputs, wanted, &NoProgress)
+    } else {
+        read_with(inputs, wanted, &Bar::default())
+    }
+}
+
+/// Reads the allocation map of `paths` for the viewer's tab `pending` (in the background).
+pub fn alloc_lens(paths: &[PathBuf], pending: &PendingLens) {
+    let inputs = paths.iter().filter_map(|p| open(p).ok()).collect();
+    let progress = ProgressFn::new(|done, total| pending.progress(done, total));
+    let mut read = read_with(inputs, Wanted::alloc(), &progress);
+    match read.models.alloc.take() {
+        Some(model) => pending.ready(Arc::new(AllocLens::new(model))),
+        None => pending.failed(read.models.notes.join(" ")),
+    }
+    read.finish();
+}
+
+/// Reads `inputs` once into the `wanted` models, reporting to `progress`.
+fn read_with(mut inputs: Vec<TraceInput>, wanted: Wanted, progress: &dyn Progress) -> Read {
     let policy = FramePolicy::default();
     let mut symbols: Vec<StackSymbols> = inputs
         .iter()
         .map(|i| StackSymbols::new(&i.metadata, policy.clone()))
         .collect();
-    let events: u64 = inputs.iter().map(|i| i.metadata.event_records).sum();
-    let models = if events < QUIET_BELOW_EVENTS || wanted == Wanted::default() {
-        ingest(&mut inputs, &mut symbols, wanted, &NoProgress)
-    } else {
-        ingest(&mut inputs, &mut symbols, wanted, &Bar::default())
-    };
+    let models = ingest(&mut inputs, &mut symbols, wanted, progress);
     Read {
         inputs,
         symbols,

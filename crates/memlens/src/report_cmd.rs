@@ -31,7 +31,7 @@ pub struct ReportArgs {
 pub fn run(args: ReportArgs) -> Result<i32> {
     heap_args::classifier_chain(&args.by, &[])?;
     check_points(args.points)?;
-    let lenses = Lenses::read(&args.file, &[], args.points, &args.by)?;
+    let lenses = Lenses::read(&args.file, &[], args.points, &args.by, false)?;
     let html = report_html(&lenses.info, &lenses.lenses)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
     std::fs::write(&args.output, &html)

@@ -13,8 +13,8 @@ use memlens_ingest::references::TraceReferences;
 use memlens_ingest::{TraceInput, Wanted};
 use memlens_server::cache::MAX_REFERENCES;
 use memlens_server::{
-    AllocLens, CacheLens, EngineOptions, HeapLens, LensApi, ReferenceSource, RunInfo, ServeError,
-    Viewer, ViewerConfig,
+    AllocLens, CacheLens, EngineOptions, HeapLens, LensApi, PendingLens, ReferenceSource, RunInfo,
+    ServeError, Viewer, ViewerConfig,
 };
 
 use crate::UsageError;
@@ -107,7 +107,7 @@ pub fn run(args: ViewArgs) -> Result<i32> {
     heap_args::classifier_chain(&args.by, &[])?;
     check_points(args.points)?;
     args.serve.check()?;
-    let lenses = Lenses::read(&args.file, &args.more, args.points, &args.by)?;
+    let lenses = Lenses::read(&args.file, &args.more, args.points, &args.by, true)?;
     let status = lenses.read.finish();
     let viewer = Viewer::bind(lenses.info, args.serve.config(), lenses.lenses)?;
     args.serve.serve(viewer, &args.file.display().to_string())?;
@@ -127,21 +127,31 @@ pub(crate) struct Lenses {
 }
 
 impl Lenses {
-    /// Reads FILE (and MORE for the allocation map) into every lens that has data.
-    pub(crate) fn read(file: &Path, more: &[PathBuf], points: usize, by: &str) -> Result<Lenses> {
-        let mut inputs = vec![read::open(file)?];
-        for path in more {
-            inputs.push(read::open(path)?);
-        }
+    /// Reads FILE (and MORE for the allocation map) into every lens that has data; with
+    /// `background`, the allocation map is read on a thread of its own while the other
+    /// lenses are served.
+    pub(crate) fn read(
+        file: &Path,
+        more: &[PathBuf],
+        points: usize,
+        by: &str,
+        background: bool,
+    ) -> Result<Lenses> {
+        let paths: Vec<PathBuf> = [file.to_owned()].into_iter().chain(more.to_vec()).collect();
+        let mut inputs = paths
+            .iter()
+            .map(|p| read::open(p))
+            .collect::<Result<Vec<_>>>()?;
         // Java traces have no addresses: the allocation map does not apply to them.
         let java = inputs.iter().any(|i| i.is_java());
+        inputs.truncate(if background { 1 } else { inputs.len() });
         let references = memlens_ingest::references::read_all(&inputs[0].file, MAX_REFERENCES);
         let info = run_info(&inputs[0], file);
         let mut read = read::read(
             inputs,
             Wanted {
                 heap: true,
-                alloc: !java,
+                alloc: !java && !background,
                 ..Wanted::default()
             },
         );
@@ -152,7 +162,8 @@ impl Lenses {
             .take()
             .unwrap_or_else(|| memlens_heap::HeapModelBuilder::new().end(0));
         let alloc = read.models.alloc.take();
-        let has_alloc = alloc.is_some() && (!heap.is_empty() || !more.is_empty());
+        let has_alloc = (alloc.is_some() || background && !java)
+            && (heap.stats().allocations > 0 || !more.is_empty());
         let mut lenses: Vec<Arc<dyn LensApi>> = Vec::new();
         if heap.stats().allocations > 0 || (cache.is_none() && !has_alloc) {
             let options = EngineOptions {
@@ -169,6 +180,10 @@ impl Lenses {
         }
         if let Some(alloc) = alloc.filter(|_| has_alloc) {
             lenses.push(Arc::new(AllocLens::new(alloc)));
+        } else if has_alloc {
+            let pending = PendingLens::new(AllocLens::DESCRIPTOR);
+            lenses.push(pending.clone());
+            std::thread::spawn(move || read::alloc_lens(&paths, &pending));
         }
         Ok(Lenses { read, info, lenses })
     }
@@ -201,34 +216,18 @@ fn cache_source(refs: TraceReferences, path: &Path) -> Option<ReferenceSource> {
 
 /// The snapshot points option must be usable.
 pub(crate) fn check_points(points: usize) -> Result<()> {
-    if points == 0 || points > 500 {
-        return Err(UsageError(format!(
-            "`--points {points}` is out of range: ask for 1 to 500 snapshot points"
-        ))
-        .into());
-    }
-    Ok(())
+    let why = format!("`--points {points}` is out of range: ask for 1 to 500 snapshot points");
+    (1..=500)
+        .contains(&points)
+        .then_some(())
+        .ok_or(UsageError(why).into())
 }
 
 /// The program and trace names the page shows.
 pub(crate) fn run_info(input: &TraceInput, file: &Path) -> RunInfo {
-    let process = input.metadata.process.as_ref();
-    let program = process
-        .map(|p| {
-            if p.cmdline.is_empty() {
-                p.exe.clone()
-            } else {
-                p.cmdline.join(" ")
-            }
-        })
-        .unwrap_or_default();
-    RunInfo {
-        program,
-        pid: process.map(|p| p.pid),
-        trace_name: file
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default(),
+    match input.metadata.process.as_ref() {
+        Some(p) => RunInfo::of_process(&p.cmdline, &p.exe, Some(p.pid), file),
+        None => RunInfo::of_process(&[], "", None, file),
     }
 }
 

@@ -1,10 +1,12 @@
 // The allocation-map lens's side of the server API (`api/alloc/…`, see
 // crates/memlens-server/src/alloc/mod.rs): the documents' types, the drawing
 // parameters every image request carries, and its requests through the page's data
-// source (the live server, whose errors are one-sentence messages, or a report).
+// source (the live server, whose errors are one-sentence messages, or a report). The
+// first one waits while the live server is still reading the map (pending.ts).
 
 import { DataError, type Params, type Source, answerKey, parseKey } from "../data/source";
 import type { BinWire, BlockAnswerWire, BlockWire, MetaWire, MetricsWire, ReplayWire } from "../generated/alloc";
+import { type ShowPending, whenReady } from "./pending";
 
 // The documents, generated from the server's `alloc/wire.rs` (see ../generated/README.md).
 export type AllocBin = BinWire;
@@ -194,6 +196,23 @@ export class AllocApi {
       return { params: held, crop: { x: time[0], y: 1 - address[1], w: time[1] - time[0], h: address[1] - address[0] } };
     }
     return null;
+  }
+
+  /**
+   * The real run's meta document, the lens's first request: live, asked again while
+   * the server is still reading the map, showing its sentences (see pending.ts); null
+   * when there will be no map.
+   */
+  async firstMeta(show: ShowPending): Promise<AllocMeta | null> {
+    if (this.source.kind === "live") {
+      // The live source's URL of `alloc/meta`, asked directly for its status.
+      const ask = () => fetch(new URL("api/alloc/meta", location.href), { cache: "no-store" });
+      const answer = await whenReady(ask, show).catch(() => undefined);
+      if (answer === null) return null;
+      if (answer?.ok) return (await answer.json()) as AllocMeta;
+    }
+    // A report, or any other answer: through the source, which says what failed.
+    return this.meta({ pool: null, overflow: "first-fit" });
   }
 
   async meta(p: Pick<DrawParams, "pool" | "overflow">): Promise<AllocMeta> {

@@ -31,6 +31,19 @@ function limitsFor(meta: AllocMeta): Limits {
   return limitsOf(meta.run.start_ns, meta.run.end_ns, meta.axis_len);
 }
 
+/** Resolves once `el` has a width (its panel is not hidden). */
+function shown(el: HTMLElement): Promise<void> {
+  if (el.clientWidth > 0) return Promise.resolve();
+  return new Promise((done) => {
+    const watch = new ResizeObserver(() => {
+      if (el.clientWidth === 0) return;
+      watch.disconnect();
+      done();
+    });
+    watch.observe(el);
+  });
+}
+
 export class AllocLens implements AllocContext {
   meta: AllocMeta;
   limits: Limits;
@@ -134,9 +147,21 @@ export class AllocLens implements AllocContext {
     }, 100);
   }
 
-  static async mount(el: HTMLElement, { source }: LensContext): Promise<AllocLens> {
+  /**
+   * Builds the lens into `el`; while the server reads the map, shows its sentence there
+   * (null, the sentence kept, when there will be no map). A panel hidden meanwhile (the
+   * user switched tabs) is built once shown again, at its width.
+   */
+  static async mount(el: HTMLElement, { source }: LensContext): Promise<AllocLens | null> {
     const api = new AllocApi(source);
-    const meta = await api.meta({ pool: null, overflow: "first-fit" });
+    const meta = await api.firstMeta((message, final) =>
+      replaceChildren(
+        el,
+        h("div", { class: final ? "notes" : "alloc-pending", "data-testid": "alloc-pending", "data-final": String(final), role: "status" }, h("p", {}, message)),
+      ),
+    );
+    if (!meta) return null;
+    await shown(el);
     return new AllocLens(el, api, meta);
   }
 

@@ -556,13 +556,19 @@ fn engine_error(e: memlens_alloc::AllocError) -> ApiError {
     ApiError::bad_request(e.to_string())
 }
 
+impl AllocLens {
+    /// The allocation map's tab (also the tab of its [`crate::PendingLens`] while a
+    /// trace is being read).
+    pub const DESCRIPTOR: LensWire = LensWire {
+        id: "alloc",
+        title: "Allocation map",
+        question: "How does the allocator lay blocks out in address space over time?",
+    };
+}
+
 impl LensApi for AllocLens {
     fn descriptor(&self) -> LensWire {
-        LensWire {
-            id: "alloc",
-            title: "Allocation map",
-            question: "How does the allocator lay blocks out in address space over time?",
-        }
+        Self::DESCRIPTOR
     }
 
     fn answer(&self, route: &str, q: &HashMap<String, String>) -> Result<ApiBody, ApiError> {

@@ -1,6 +1,8 @@
 //! `memlens view` lets no one in (DESIGN §9): a real recorded trace served by the real
 //! binary, then requests without the token (403), with it to unknown paths (404), with a
 //! foreign `Host` (403), and a non-loopback `--host` refused unless `--allow-remote`.
+//! Also what it serves before its allocation map is read: the tab at once, then 503 with
+//! a sentence until the map answers.
 //!
 //! Like the other recorder tests, this needs the recorder library next to `memlens`
 //! (`cargo build --release -p memlens-preload` first).
@@ -177,4 +179,60 @@ fn non_loopback_host_needs_allow_remote() {
         "{}",
         view.stderr
     );
+}
+
+/// The body of `GET target` (after the headers), with its status.
+fn get(address: &str, target: &str) -> (u16, String) {
+    let mut stream = TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET {target} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let code = answer
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (code, body.to_owned())
+}
+
+#[test]
+fn the_allocation_map_is_read_in_the_background_and_answers_once_read() {
+    let dir = test_dir("viewer-background");
+    let trace = recorded_trace(dir.path());
+    let view = View::start(&trace, &[]);
+    let (address, token) = view.parts();
+    let (code, meta) = get(&address, &format!("/{token}/api/meta"));
+    assert_eq!(code, 200);
+    assert!(
+        meta.contains("\"alloc\""),
+        "the allocation map's tab is listed at once: {meta}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let body = loop {
+        let (code, body) = get(&address, &format!("/{token}/api/alloc/meta"));
+        if code == 200 {
+            break body;
+        }
+        assert_eq!(code, 503, "only 503 while it is read: {body}");
+        assert!(
+            body.contains("still being read"),
+            "a 503 says what is going on: {body}"
+        );
+        assert!(
+            Instant::now() < deadline,
+            "the allocation map was not read in time"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        body.contains("\"bins\""),
+        "the allocation map's meta: {body}"
+    );
+    let (code, _) = get(&address, &format!("/{token}/api/heap/tree?by=site"));
+    assert_eq!(code, 200);
 }

@@ -24,7 +24,8 @@
 //! and a hash of every chunk header (each of which holds its payload's CRC-32, length
 //! and time range), plus the versions of the index, the model encoding and memlens.
 //! Renaming or copying a trace keeps its index valid; appending to it or rewriting it
-//! makes the index stale.
+//! makes the index stale. A change that keeps every chunk header (a payload damaged
+//! after indexing) keeps the index, which shows the trace as it was when indexed.
 
 use std::hash::Hasher;
 use std::io::Write;

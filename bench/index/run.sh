@@ -131,7 +131,7 @@ rows = [
     ("memlens summary", "summary", True),
     ("memlens view, first tree (no index)", "view1", True),
     ("memlens view, first tree (index)", "view2", False),
-    (f"memlens view, allocation map answers ({alloc_status})", "view2.time.alloc", False),
+    (f"memlens view, alloc map ({alloc_status})", "view2.time.alloc", False),
 ]
 if baseline:
     rows.append(("heaptrack_print", "heaptrack_print", True))

@@ -203,16 +203,8 @@ export class AllocApi {
    * the server is still reading the map, showing its sentences (see pending.ts); null
    * when there will be no map.
    */
-  async firstMeta(show: ShowPending): Promise<AllocMeta | null> {
-    if (this.source.kind === "live") {
-      // The live source's URL of `alloc/meta`, asked directly for its status.
-      const ask = () => fetch(new URL("api/alloc/meta", location.href), { cache: "no-store" });
-      const answer = await whenReady(ask, show).catch(() => undefined);
-      if (answer === null) return null;
-      if (answer?.ok) return (await answer.json()) as AllocMeta;
-    }
-    // A report, or any other answer: through the source, which says what failed.
-    return this.meta({ pool: null, overflow: "first-fit" });
+  firstMeta(show: ShowPending): Promise<AllocMeta | null> {
+    return whenReady(() => this.meta({ pool: null, overflow: "first-fit" }), show);
   }
 
   async meta(p: Pick<DrawParams, "pool" | "overflow">): Promise<AllocMeta> {

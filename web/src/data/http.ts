@@ -2,8 +2,15 @@
 // and every failure turned into a DataError whose message is one sentence for the
 // page (the server's own `{"error": …}` sentence when it sent one).
 
-/** A failure the page shows as it is: one sentence for the user. */
-export class DataError extends Error {}
+/** A failure the page shows as it is: one sentence for the user, with the server's status when it answered. */
+export class DataError extends Error {
+  constructor(
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+  }
+}
 
 /** Fetches `url`; resolves only for a 2xx answer. */
 export async function fetchOk(url: URL | string): Promise<Response> {
@@ -21,7 +28,7 @@ export async function fetchOk(url: URL | string): Promise<Response> {
     } catch {
       // Not JSON: keep the status sentence.
     }
-    throw new DataError(message);
+    throw new DataError(message, response.status);
   }
   return response;
 }

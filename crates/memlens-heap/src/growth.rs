@@ -70,7 +70,7 @@ pub fn growth_suspects(model: &HeapModel, query: &GrowthQuery) -> Result<Vec<Sus
         .map(|i| window.start_ns + (span * i / samples) as u64)
         .collect();
     // A coalesced model shows the instant at or before each time: fit on those.
-    let mut snapped: Vec<u64> = times.iter().map(|&t| model.exact_at_or_before(t)).collect();
+    let mut snapped: Vec<u64> = times.iter().map(|&t| model.exact_in(window, t)).collect();
     snapped.dedup();
     if snapped.len() >= 2 {
         times = snapped;

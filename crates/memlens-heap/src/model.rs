@@ -218,12 +218,22 @@ impl HeapModel {
     /// The latest instant at or before `t` at which the model is exact (`t` itself for
     /// an exact model; the first instant when `t` is before every instant).
     pub fn exact_at_or_before(&self, t: u64) -> u64 {
-        match self.exact_instants() {
-            None => t,
-            Some(instants) => match instants.partition_point(|&i| i <= t) {
-                0 => instants[0],
-                n => instants[n - 1],
-            },
+        self.exact_in(self.run, t)
+    }
+
+    /// The latest instant of `window` at or before `t` at which the model is exact: the
+    /// window's first such instant when `t` is before them, `t` itself for an exact model
+    /// or a window holding no instant. The one way a time is snapped to an instant.
+    pub fn exact_in(&self, window: TimeWindow, t: u64) -> u64 {
+        let Some(instants) = self.exact_instants() else {
+            return t;
+        };
+        let inside = &instants[instants.partition_point(|&i| i < window.start_ns)
+            ..instants.partition_point(|&i| i <= window.end_ns)];
+        match inside.partition_point(|&i| i <= t) {
+            _ if inside.is_empty() => t,
+            0 => inside[0],
+            n => inside[n - 1],
         }
     }
 

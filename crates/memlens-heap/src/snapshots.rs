@@ -95,17 +95,8 @@ impl SnapshotTimes {
                 times
             }
         };
-        if let Some(instants) = model.exact_instants() {
-            let inside = &instants[instants.partition_point(|&i| i < window.start_ns)
-                ..instants.partition_point(|&i| i <= window.end_ns)];
-            if let Some(&first) = inside.first() {
-                for t in &mut times {
-                    *t = match inside.partition_point(|&i| i <= *t) {
-                        0 => first,
-                        n => inside[n - 1],
-                    };
-                }
-            }
+        for t in &mut times {
+            *t = model.exact_in(window, *t);
         }
         times.sort_unstable();
         times.dedup();

@@ -93,13 +93,11 @@ pub fn ingest(
         .min()
         .unwrap_or(0);
     let total: u64 = inputs.iter().map(|i| i.metadata.event_records).sum();
-    let fits = alloc_map_fits(total / 2, available_memory());
-    if wanted.alloc
-        && let Err(why) = &fits
-    {
-        models.notes.push(why.clone());
-    }
-    let mut alloc = (wanted.alloc && fits.is_ok()).then(|| {
+    let fits = !wanted.alloc
+        || alloc_map_fits(total / 2, available_memory())
+            .map_err(|why| models.notes.push(why))
+            .is_ok();
+    let mut alloc = (wanted.alloc && fits).then(|| {
         let mut builder = AllocModelBuilder::new();
         builder.reserve((total / 2) as usize);
         builder

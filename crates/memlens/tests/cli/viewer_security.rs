@@ -94,6 +94,11 @@ impl View {
 
 /// The status of `GET target` sent to `address` with `Host: host`.
 fn status(address: &str, target: &str, host: &str) -> u16 {
+    request(address, target, host).0
+}
+
+/// The status and body of `GET target` sent to `address` with `Host: host`.
+fn request(address: &str, target: &str, host: &str) -> (u16, String) {
     let mut stream = TcpStream::connect(address).unwrap();
     write!(
         stream,
@@ -102,11 +107,13 @@ fn status(address: &str, target: &str, host: &str) -> u16 {
     .unwrap();
     let mut answer = String::new();
     let _ = stream.read_to_string(&mut answer);
-    answer
+    let code = answer
         .split(' ')
         .nth(1)
         .and_then(|c| c.parse().ok())
-        .unwrap_or(0)
+        .unwrap_or(0);
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    (code, body.to_owned())
 }
 
 #[test]
@@ -181,32 +188,13 @@ fn non_loopback_host_needs_allow_remote() {
     );
 }
 
-/// The body of `GET target` (after the headers), with its status.
-fn get(address: &str, target: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(address).unwrap();
-    write!(
-        stream,
-        "GET {target} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut answer = String::new();
-    let _ = stream.read_to_string(&mut answer);
-    let code = answer
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    (code, body.to_owned())
-}
-
 #[test]
 fn the_allocation_map_is_read_in_the_background_and_answers_once_read() {
     let dir = test_dir("viewer-background");
     let trace = recorded_trace(dir.path());
     let view = View::start(&trace, &[]);
     let (address, token) = view.parts();
-    let (code, meta) = get(&address, &format!("/{token}/api/meta"));
+    let (code, meta) = request(&address, &format!("/{token}/api/meta"), &address);
     assert_eq!(code, 200);
     assert!(
         meta.contains("\"alloc\""),
@@ -214,7 +202,7 @@ fn the_allocation_map_is_read_in_the_background_and_answers_once_read() {
     );
     let deadline = Instant::now() + Duration::from_secs(60);
     let body = loop {
-        let (code, body) = get(&address, &format!("/{token}/api/alloc/meta"));
+        let (code, body) = request(&address, &format!("/{token}/api/alloc/meta"), &address);
         if code == 200 {
             break body;
         }
@@ -233,6 +221,10 @@ fn the_allocation_map_is_read_in_the_background_and_answers_once_read() {
         body.contains("\"bins\""),
         "the allocation map's meta: {body}"
     );
-    let (code, _) = get(&address, &format!("/{token}/api/heap/tree?by=site"));
+    let (code, _) = request(
+        &address,
+        &format!("/{token}/api/heap/tree?by=site"),
+        &address,
+    );
     assert_eq!(code, 200);
 }

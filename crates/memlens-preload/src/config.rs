@@ -5,7 +5,7 @@
 //! | `MEMLENS_OUTPUT` | trace path for the first process of the run | `memlens.<prog>.<pid>.mlens` in the working directory |
 //! | `MEMLENS_DIR` | directory for the other processes' traces | the directory of `MEMLENS_OUTPUT`, else `.` |
 //! | `MEMLENS_MANIFEST` | file to which each process appends its trace path | none |
-//! | `MEMLENS_UNWIND` | `fp` or `dwarf` | `fp` |
+//! | `MEMLENS_UNWIND` | `fp` or `dwarf` | `dwarf` |
 //! | `MEMLENS_MARK_EVERY` | periodic marks, e.g. `100ms`, `1s` | off |
 //! | `MEMLENS_CLOCK` | `monotonic` to avoid the TSC | TSC when the kernel uses it |
 //! | `MEMLENS_FLUSH_MS` | longest time events wait in memory | 100 |
@@ -64,10 +64,10 @@ impl Config {
             output: var(c"MEMLENS_OUTPUT"),
             dir: var(c"MEMLENS_DIR"),
             manifest: var(c"MEMLENS_MANIFEST"),
-            unwind: if text(c"MEMLENS_UNWIND").as_deref() == Some("dwarf") {
-                Mode::Dwarf
-            } else {
+            unwind: if text(c"MEMLENS_UNWIND").as_deref() == Some("fp") {
                 Mode::FramePointer
+            } else {
+                Mode::Dwarf
             },
             mark_every_ns: text(c"MEMLENS_MARK_EVERY")
                 .and_then(|s| parse_duration_ns(&s))
@@ -116,7 +116,7 @@ mod tests {
     fn defaults() {
         let c = config(&[]);
         assert_eq!((&c.output, &c.dir, &c.manifest), (&None, &None, &None));
-        assert_eq!(c.unwind, Mode::FramePointer);
+        assert_eq!(c.unwind, Mode::Dwarf);
         assert_eq!(c.mark_every_ns, 0);
         assert!(!c.monotonic);
         assert_eq!(c.flush_ns, 100_000_000);
@@ -130,7 +130,7 @@ mod tests {
             ("MEMLENS_OUTPUT", "/tmp/a.mlens"),
             ("MEMLENS_DIR", "/tmp/d"),
             ("MEMLENS_MANIFEST", "/tmp/m"),
-            ("MEMLENS_UNWIND", "dwarf"),
+            ("MEMLENS_UNWIND", "fp"),
             ("MEMLENS_MARK_EVERY", "1s"),
             ("MEMLENS_CLOCK", "monotonic"),
             ("MEMLENS_FLUSH_MS", "25"),
@@ -140,7 +140,7 @@ mod tests {
         assert_eq!(c.output, Some(OsString::from("/tmp/a.mlens")));
         assert_eq!(c.dir, Some(OsString::from("/tmp/d")));
         assert_eq!(c.manifest, Some(OsString::from("/tmp/m")));
-        assert_eq!(c.unwind, Mode::Dwarf);
+        assert_eq!(c.unwind, Mode::FramePointer);
         assert_eq!(c.mark_every_ns, 1_000_000_000);
         assert!(c.monotonic);
         assert_eq!(c.flush_ns, 25_000_000);
@@ -158,7 +158,7 @@ mod tests {
             ("MEMLENS_COMPRESS", "no"),
             ("MEMLENS_LATENCY", "yes"),
         ]);
-        assert_eq!(c.unwind, Mode::FramePointer);
+        assert_eq!(c.unwind, Mode::Dwarf);
         assert_eq!(c.mark_every_ns, 0);
         assert!(!c.monotonic);
         assert_eq!(c.flush_ns, 100_000_000);

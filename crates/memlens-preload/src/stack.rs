@@ -1,13 +1,17 @@
 //! Call-stack capture on the allocating thread.
 //!
-//! The default unwinder walks the frame-pointer chain with a bounds check on
-//! every dereference (inside the thread's stack, strictly increasing, 8-byte
-//! aligned), skipping the recorder's own frames. A frame whose code has no
-//! frame pointer (Debian's libstdc++ `operator new` is the classic case)
-//! hides its caller from such a walk, so when the return address lies in a
-//! module registered as lacking frame pointers the unwinder takes one DWARF
-//! step there (`dwarf.rs`) and then goes on with frame pointers. With
-//! `--unwind dwarf` every step is a DWARF step.
+//! By default every step is a DWARF step (`dwarf.rs`, framehop over the
+//! loaded images' `.eh_frame`), so programs built without frame pointers —
+//! most distributions' packages — get complete stacks; where a module has no
+//! unwind information (JIT code) the step falls back to the frame pointer.
+//! With `--unwind fp` the unwinder walks the frame-pointer chain instead,
+//! taking a DWARF step only where the return address lies in a module
+//! registered as lacking frame pointers (Debian's libstdc++ `operator new` is
+//! the classic case). Every dereference is bounds-checked (inside the
+//! thread's stack, strictly increasing, 8-byte aligned), the recorder's own
+//! frames are skipped, and the [`StackCache`] keeps each thread's previous
+//! walk, so only the frames that changed since are unwound: DWARF then costs
+//! about what frame pointers do.
 
 use core::arch::asm;
 use core::sync::atomic::{AtomicBool, Ordering};

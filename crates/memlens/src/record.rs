@@ -26,11 +26,10 @@ pub struct RecordArgs {
     /// current directory). Forked children write next to it.
     #[arg(short, long)]
     output: Option<PathBuf>,
-    /// How to capture call stacks: `fp` walks frame pointers (fast; DWARF
-    /// steps through system libraries such as libstdc++'s operator new);
-    /// `dwarf` unwinds every frame with DWARF CFI (for code built without
-    /// frame pointers).
-    #[arg(long, value_parser = ["fp", "dwarf"], default_value = "fp")]
+    /// How to capture call stacks: `dwarf` unwinds every frame with DWARF CFI
+    /// (complete stacks of distribution binaries built without frame
+    /// pointers); `fp` walks frame pointers, the fastest mode.
+    #[arg(long, value_parser = ["fp", "dwarf"], default_value = "dwarf")]
     unwind: String,
     /// Place a mark periodically, e.g. `100ms` or `1s` (marks are natural
     /// snapshot times for the heap-evolution lens).
@@ -99,8 +98,8 @@ pub fn run(args: RecordArgs) -> Result<i32> {
         output: args.output.clone(),
         force: args.force,
         unwind: match args.unwind.as_str() {
-            "dwarf" => Unwind::Dwarf,
-            _ => Unwind::FramePointers,
+            "fp" => Unwind::FramePointers,
+            _ => Unwind::Dwarf,
         },
         mark_every: args.mark_every.clone(),
         latency: args.latency,

@@ -26,14 +26,31 @@ pub struct StackSymbols {
     sites: FxHashMap<u64, Arc<[Site]>>,
     /// The main executable's path as the process record names it.
     main_executable: Option<String>,
+    /// Wrapper patterns recorded in the trace that are not valid globs (ignored).
+    bad_wrappers: Vec<String>,
 }
 
 impl StackSymbols {
-    /// A namer for the trace whose process stream is `md`, under `policy`. Modules
-    /// loaded later (`dlopen`) come later in the list and take precedence where they
-    /// overlap older ones; addresses the trace names itself (Java frames) resolve to
-    /// those names. No file is opened until an address needs it.
-    pub fn new(md: &Metadata, policy: FramePolicy) -> StackSymbols {
+    /// A namer for the trace whose process stream is `md`, under the frame policy
+    /// with the allocation wrappers the trace declares (`memlens record --wrapper`;
+    /// a pattern that is not a valid glob is ignored and named in [`Self::notes`]).
+    /// Modules loaded later (`dlopen`) come later in the list and take precedence
+    /// where they overlap older ones; addresses the trace names itself (Java frames)
+    /// resolve to those names. No file is opened until an address needs it.
+    pub fn new(md: &Metadata) -> StackSymbols {
+        let mut bad_wrappers = Vec::new();
+        let valid: Vec<&String> = md
+            .wrappers
+            .iter()
+            .filter(|p| match FramePolicy::with_wrappers(&[p.as_str()]) {
+                Ok(_) => true,
+                Err(e) => {
+                    bad_wrappers.push(e.to_string());
+                    false
+                }
+            })
+            .collect();
+        let policy = FramePolicy::with_wrappers(&valid).unwrap_or_default();
         let modules = md
             .modules
             .iter()
@@ -79,6 +96,7 @@ impl StackSymbols {
             policy,
             sites: FxHashMap::default(),
             main_executable,
+            bad_wrappers,
         }
     }
 
@@ -181,10 +199,15 @@ impl StackSymbols {
 
     /// Problems the symbolizer met (missing files, rebuilt binaries), one sentence each.
     pub fn notes(&self) -> Vec<String> {
+        let wrappers = self
+            .bad_wrappers
+            .iter()
+            .map(|e| format!("the trace's allocation wrapper {e}; it was ignored"));
         self.symbolizer
             .diagnostics()
             .iter()
             .map(ToString::to_string)
+            .chain(wrappers)
             .collect()
     }
 

@@ -11,6 +11,7 @@
 //! | `MEMLENS_FLUSH_MS` | longest time events wait in memory | 100 |
 //! | `MEMLENS_COMPRESS` | `0` to store chunks uncompressed | 1 |
 //! | `MEMLENS_LATENCY` | `1` to also record how long each allocator call took | off |
+//! | `MEMLENS_WRAPPERS` | allocation wrappers the user declared, one glob per line, written into the trace | none |
 
 use std::ffi::{CStr, OsString};
 use std::os::unix::ffi::OsStringExt;
@@ -29,6 +30,8 @@ pub struct Config {
     pub compress: bool,
     /// Record each allocator call's latency (`memlens record --latency`).
     pub latency: bool,
+    /// Allocation wrappers the user declared (`memlens record --wrapper`).
+    pub wrappers: Vec<String>,
 }
 
 /// Reads an environment variable without allocating through the hooks
@@ -80,6 +83,15 @@ impl Config {
                 * 1_000_000,
             compress: text(c"MEMLENS_COMPRESS").as_deref() != Some("0"),
             latency: text(c"MEMLENS_LATENCY").as_deref() == Some("1"),
+            wrappers: text(c"MEMLENS_WRAPPERS")
+                .map(|w| {
+                    w.lines()
+                        .map(str::trim)
+                        .filter(|p| !p.is_empty())
+                        .map(String::from)
+                        .collect()
+                })
+                .unwrap_or_default(),
         }
     }
 }
@@ -136,6 +148,7 @@ mod tests {
             ("MEMLENS_FLUSH_MS", "25"),
             ("MEMLENS_COMPRESS", "0"),
             ("MEMLENS_LATENCY", "1"),
+            ("MEMLENS_WRAPPERS", "my_alloc*\n\n  Arena::make  \n"),
         ]);
         assert_eq!(c.output, Some(OsString::from("/tmp/a.mlens")));
         assert_eq!(c.dir, Some(OsString::from("/tmp/d")));
@@ -146,6 +159,7 @@ mod tests {
         assert_eq!(c.flush_ns, 25_000_000);
         assert!(!c.compress);
         assert!(c.latency);
+        assert_eq!(c.wrappers, ["my_alloc*", "Arena::make"]);
     }
 
     #[test]

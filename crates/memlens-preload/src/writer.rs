@@ -84,6 +84,8 @@ pub struct Writer {
     latency: bool,
     /// Reads the rings' slots back (in the hooks' latency mode).
     decoder: Decoder,
+    /// The events written so far, for the totals record at the end.
+    totals: memlens_trace::Totals,
 }
 
 /// Event chunks close at 1 MiB of columns: larger chunks compress better
@@ -119,10 +121,16 @@ impl Writer {
             failed: false,
             latency: cfg.latency,
             decoder: Decoder::new(cfg.latency, MAX_DEPTH),
+            totals: memlens_trace::Totals::default(),
         };
         let header = memlens_trace::header::header_bytes();
         w.failed = !output::write_all(w.out.fd, &header);
         w.process.meta(&Meta::Process(info));
+        for pattern in &cfg.wrappers {
+            w.process.meta(&Meta::Wrapper {
+                pattern: pattern.clone(),
+            });
+        }
         let t = w.now_ns();
         w.apply_modules(t, modules::scan().into_iter().map(|s| s.module).collect());
         w.flush_all();
@@ -272,6 +280,18 @@ impl Writer {
                     stack: stack(local),
                 },
             };
+            let totals = &mut self.totals;
+            match event {
+                Event::Alloc { size, .. } => {
+                    totals.allocations += 1;
+                    totals.requested_bytes += size;
+                }
+                Event::Realloc { size, .. } => {
+                    totals.reallocations += 1;
+                    totals.requested_bytes += size;
+                }
+                Event::Free { .. } => totals.frees += 1,
+            }
             match record.call_interval() {
                 Some((start, end)) if self.latency => {
                     let ns = self.ticks.span(start, end);
@@ -435,6 +455,13 @@ impl Writer {
                     wakeup::END_UNDERSCORE_EXIT => "_exit",
                     _ => "exit",
                 };
+                let totals = self.totals;
+                self.process.meta(&Meta::Totals {
+                    allocations: totals.allocations,
+                    frees: totals.frees,
+                    reallocations: totals.reallocations,
+                    requested_bytes: totals.requested_bytes,
+                });
                 self.process.meta(&Meta::End { t, how: how.into() });
             }
             self.flush_all();

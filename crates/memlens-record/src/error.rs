@@ -35,6 +35,9 @@ pub enum RecordError {
         /// The duration as given.
         text: String,
     },
+    /// A `--wrapper` pattern is not a valid glob.
+    #[error("--wrapper {0}")]
+    Wrapper(#[from] memlens_symbols::WrapperPatternError),
     /// The Java sampling interval does not fit the agent's 32-bit option.
     #[error("--java-sample {bytes}: at most {} bytes", i32::MAX)]
     JavaSample {
@@ -117,6 +120,7 @@ impl RecordError {
                 | RecordError::ProgramNotFound { .. }
                 | RecordError::OutputExists { .. }
                 | RecordError::MarkEvery { .. }
+                | RecordError::Wrapper(_)
                 | RecordError::JavaSample { .. }
                 | RecordError::JavaDepth { .. }
         )

@@ -64,6 +64,9 @@ pub struct NativeOptions {
     pub mark_every: Option<String>,
     /// Also record how long each allocator call took.
     pub latency: bool,
+    /// Allocation wrappers (globs over demangled function names) written into the
+    /// trace, so every command treats their frames as the allocator's.
+    pub wrappers: Vec<String>,
 }
 
 /// Runs the program under the LD_PRELOAD library until it ends. A program that
@@ -93,6 +96,7 @@ pub fn record_native(
     if let Some(every) = &options.mark_every {
         check_mark_every(every)?;
     }
+    memlens_symbols::FramePolicy::with_wrappers(&options.wrappers)?;
     let manifest = Manifest::create();
     let traces = match &options.output {
         Some(out) => TraceNames::File(absolute(out)),
@@ -162,6 +166,11 @@ fn native_launch(
     if let Some(every) = &options.mark_every {
         launch.set("MEMLENS_MARK_EVERY", every);
     }
+    if options.wrappers.is_empty() {
+        launch.remove("MEMLENS_WRAPPERS");
+    } else {
+        launch.set("MEMLENS_WRAPPERS", options.wrappers.join("\n"));
+    }
     if options.latency {
         launch.set("MEMLENS_LATENCY", "1");
     } else {
@@ -209,7 +218,12 @@ mod tests {
         );
         assert_eq!(launch.change("MEMLENS_UNWIND"), set("dwarf"));
         assert_eq!(launch.change("MEMLENS_DIR"), set("/work"));
-        for removed in ["MEMLENS_CLAIMED", "MEMLENS_OUTPUT", "MEMLENS_LATENCY"] {
+        for removed in [
+            "MEMLENS_CLAIMED",
+            "MEMLENS_OUTPUT",
+            "MEMLENS_LATENCY",
+            "MEMLENS_WRAPPERS",
+        ] {
             assert_eq!(launch.change(removed), Some(None), "{removed}");
         }
         // Inherited as it is: memlens only sets it when asked to.
@@ -222,6 +236,7 @@ mod tests {
         asked.unwind = Unwind::FramePointers;
         asked.mark_every = Some("50ms".into());
         asked.latency = true;
+        asked.wrappers = vec!["my_alloc*".into(), "Arena::make".into()];
         let launch = native_launch(
             &asked,
             Path::new("/m/libmemlens_preload.so"),
@@ -235,6 +250,10 @@ mod tests {
         assert_eq!(launch.change("MEMLENS_DIR"), None);
         assert_eq!(launch.change("MEMLENS_MARK_EVERY"), set("50ms"));
         assert_eq!(launch.change("MEMLENS_LATENCY"), set("1"));
+        assert_eq!(
+            launch.change("MEMLENS_WRAPPERS"),
+            set("my_alloc*\nArena::make")
+        );
     }
 
     #[test]

@@ -171,6 +171,15 @@ fn meta(record_tag: u8, body: &[u8]) -> Option<Option<Meta>> {
             t: c.u64()?,
             raw: c.u64()?,
         },
+        tag::TOTALS => Meta::Totals {
+            allocations: c.u64()?,
+            frees: c.u64()?,
+            reallocations: c.u64()?,
+            requested_bytes: c.u64()?,
+        },
+        tag::WRAPPER => Meta::Wrapper {
+            pattern: c.string()?,
+        },
         tag::END => Meta::End {
             t: c.u64()?,
             how: c.string()?,

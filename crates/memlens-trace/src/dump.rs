@@ -73,6 +73,15 @@ pub fn format_record(record: &Record) -> String {
             Meta::Mark { t, tid, name } => format!("{t} mark tid={tid} name={name:?}"),
             Meta::Warning { t, message } => format!("{t} warning {message:?}"),
             Meta::Clock { t, raw } => format!("{t} clock raw={raw}"),
+            Meta::Totals {
+                allocations,
+                frees,
+                reallocations,
+                requested_bytes,
+            } => format!(
+                "totals allocations={allocations} frees={frees} reallocations={reallocations} requested={requested_bytes}"
+            ),
+            Meta::Wrapper { pattern } => format!("wrapper pattern={pattern:?}"),
             Meta::End { t, how } => format!("{t} end how={how}"),
             Meta::TypeName { id, name } => format!("type id={id} name={name:?}"),
             Meta::FrameName {

@@ -199,6 +199,21 @@ impl ChunkBuilder {
                 put_u64(&mut body, *raw);
                 tag::CLOCK
             }
+            Meta::Totals {
+                allocations,
+                frees,
+                reallocations,
+                requested_bytes,
+            } => {
+                for n in [allocations, frees, reallocations, requested_bytes] {
+                    put_u64(&mut body, *n);
+                }
+                tag::TOTALS
+            }
+            Meta::Wrapper { pattern } => {
+                put_str(&mut body, pattern);
+                tag::WRAPPER
+            }
             Meta::End { t, how } => {
                 self.time(*t);
                 put_u64(&mut body, *t);

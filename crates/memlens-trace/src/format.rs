@@ -108,4 +108,8 @@ pub mod tag {
     pub const FRAME_NAME: u8 = 0x8b;
     /// A stack id that is another stack plus an allocation type.
     pub const TYPED_STACK: u8 = 0x8c;
+    /// An allocation wrapper the user declared (`memlens record --wrapper`).
+    pub const WRAPPER: u8 = 0x8d;
+    /// The recorder's counts of the events it wrote, at the end of a clean run.
+    pub const TOTALS: u8 = 0x8e;
 }

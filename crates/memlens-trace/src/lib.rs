@@ -39,7 +39,7 @@ pub mod writer;
 pub use decode::{Record, RecordDecoder};
 pub use encode::ChunkBuilder;
 pub use merge::EventStream;
-pub use metadata::{FrameName, LoadedModule, Mark, Metadata, StackTable, ThreadInfo};
+pub use metadata::{FrameName, LoadedModule, Mark, Metadata, StackTable, ThreadInfo, Totals};
 pub use reader::{ChunkInfo, Damage, OpenError, TraceFile};
 pub use record::{
     AllocFn, ClockSource, Event, Meta, Module, ProcessInfo, SYNTHETIC_FRAME_BASE, Segment, StackId,

@@ -204,6 +204,19 @@ pub struct LoadedModule {
     pub module: Module,
 }
 
+/// The recorder's counts of the events it wrote ([`Meta::Totals`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Allocation events.
+    pub allocations: u64,
+    /// Free events.
+    pub frees: u64,
+    /// Reallocation events.
+    pub reallocations: u64,
+    /// Bytes requested by allocations and reallocations together.
+    pub requested_bytes: u64,
+}
+
 /// The whole process stream.
 #[derive(Debug, Clone, Default)]
 pub struct Metadata {
@@ -226,6 +239,10 @@ pub struct Metadata {
     pub warnings: Vec<(TimeNs, String)>,
     /// How the process ended, if it ended cleanly.
     pub end: Option<(TimeNs, String)>,
+    /// The recorder's counts at the end of a clean run ([`Meta::Totals`]).
+    pub totals: Option<Totals>,
+    /// The allocation wrappers the user declared when recording ([`Meta::Wrapper`]).
+    pub wrappers: Vec<String>,
     /// Time of the last record of any chunk (the run's recorded duration).
     pub last_time: TimeNs,
     /// Number of event records, from the chunk headers.
@@ -295,6 +312,20 @@ impl Metadata {
             Meta::Mark { t, tid, name } => self.marks.push(Mark { t, tid, name }),
             Meta::Warning { t, message } => self.warnings.push((t, message)),
             Meta::Clock { .. } => {}
+            Meta::Totals {
+                allocations,
+                frees,
+                reallocations,
+                requested_bytes,
+            } => {
+                self.totals = Some(Totals {
+                    allocations,
+                    frees,
+                    reallocations,
+                    requested_bytes,
+                })
+            }
+            Meta::Wrapper { pattern } => self.wrappers.push(pattern),
             Meta::End { t, how } => self.end = Some((t, how)),
             Meta::TypeName { id, name } => {
                 self.types.insert(id, name);

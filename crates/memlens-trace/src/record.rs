@@ -259,6 +259,26 @@ pub enum Meta {
         /// The raw counter value.
         raw: u64,
     },
+    /// The recorder's own counts of the events it wrote, written just before
+    /// [`Meta::End`] of a clean run: what `memlens record` prints after the run
+    /// without reading the events back.
+    Totals {
+        /// Allocation events.
+        allocations: u64,
+        /// Free events.
+        frees: u64,
+        /// Reallocation events.
+        reallocations: u64,
+        /// Bytes requested by allocations and reallocations together.
+        requested_bytes: u64,
+    },
+    /// An allocation wrapper the user declared (`memlens record --wrapper GLOB`):
+    /// a glob over demangled function names whose frames the frame policy treats
+    /// as the allocator's, in every command that reads the trace.
+    Wrapper {
+        /// The pattern, e.g. `my_alloc*`.
+        pattern: String,
+    },
     /// The process ended cleanly (exit, `_exit` or exec); absent after a crash.
     End {
         /// When.

@@ -49,6 +49,8 @@ fn rendered() -> String {
         ("type_name", tag::TYPE_NAME),
         ("frame_name", tag::FRAME_NAME),
         ("typed_stack", tag::TYPED_STACK),
+        ("wrapper", tag::WRAPPER),
+        ("totals", tag::TOTALS),
     ] {
         s += &format!("tag {name:<15} {t:#04x}\n");
     }

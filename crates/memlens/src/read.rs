@@ -14,7 +14,6 @@ use memlens_ingest::{
     DamageNote, Models, NoProgress, Progress, ProgressFn, StackSymbols, TraceInput, Wanted, ingest,
 };
 use memlens_server::{AllocLens, PendingLens};
-use memlens_symbols::FramePolicy;
 
 use crate::UsageError;
 
@@ -73,10 +72,9 @@ pub fn alloc_lens(paths: &[PathBuf], pending: &PendingLens) {
 
 /// Reads `inputs` once into the `wanted` models, reporting to `progress`.
 fn read_with(mut inputs: Vec<TraceInput>, wanted: Wanted, progress: &dyn Progress) -> Read {
-    let policy = FramePolicy::default();
     let mut symbols: Vec<StackSymbols> = inputs
         .iter()
-        .map(|i| StackSymbols::new(&i.metadata, policy.clone()))
+        .map(|i| StackSymbols::new(&i.metadata))
         .collect();
     let models = ingest(&mut inputs, &mut symbols, wanted, progress);
     Read {

@@ -40,10 +40,15 @@ pub struct RecordArgs {
     /// `memlens dump`); costs two clock reads per call.
     #[arg(long)]
     latency: bool,
+    /// An allocation wrapper of the program (a glob over function names, e.g.
+    /// `my_alloc*`; repeatable): its frames count as the allocator's, so sites
+    /// name its callers in every command that reads the trace.
+    #[arg(long, value_name = "GLOB")]
+    wrapper: Vec<String>,
     /// Record a Java program through the JVMTI agent (libmemlens_jvmti.so)
     /// instead of LD_PRELOAD: typed objects, Java stacks, threads, deaths and
     /// garbage collections as marks (see docs/java.md).
-    #[arg(long, conflicts_with_all = ["mark_every", "latency"])]
+    #[arg(long, conflicts_with_all = ["mark_every", "latency", "wrapper"])]
     java: bool,
     /// With --java: record about one allocation per BYTES allocated (JVMTI
     /// heap sampling) instead of every allocation.
@@ -103,6 +108,7 @@ pub fn run(args: RecordArgs) -> Result<i32> {
         },
         mark_every: args.mark_every.clone(),
         latency: args.latency,
+        wrappers: args.wrapper.clone(),
     };
     let mut warnings = StderrWarnings { quiet: args.quiet };
     let outcome = record_native(&options, &mut warnings).map_err(cli_error)?;
@@ -159,29 +165,45 @@ fn report(paths: &[PathBuf], program: &Path) {
             eprintln!("memlens: wrote {}", path.display());
             continue;
         };
-        let mut read = crate::summary_cmd::summarize(input);
-        let s = read.models.summary.take().unwrap_or_default();
-        let md = &read.inputs[0].metadata;
+        let md = input.metadata.clone();
         let name = md
             .process
             .as_ref()
             .map(|p| format!("{} (pid {})", p.exe, p.pid))
             .unwrap_or_default();
-        eprintln!(
-            "memlens: wrote {} — {name}: {} allocations, {} frees, {} reallocations; peak {} at {}; {} leaked in {} blocks",
-            path.display(),
-            s.allocations,
-            s.frees,
-            s.reallocations,
-            format_bytes(s.peak_bytes),
-            format_duration(s.peak_time_ns),
-            format_bytes(s.leaked_bytes),
-            s.leaked_allocations
-        );
+        // The recorder's own totals when the run ended cleanly; otherwise (a crash,
+        // the Java agent) the events are read back.
+        let line = match md.totals {
+            Some(t) => format!(
+                "{} allocations ({} requested), {} frees, {} reallocations in {}",
+                t.allocations,
+                format_bytes(t.requested_bytes),
+                t.frees,
+                t.reallocations,
+                format_duration(md.end.as_ref().map_or(md.last_time, |e| e.0))
+            ),
+            None => {
+                let s = crate::summary_cmd::summarize(input)
+                    .models
+                    .summary
+                    .unwrap_or_default();
+                format!(
+                    "{} allocations, {} frees, {} reallocations; peak {} at {}; {} leaked in {} blocks",
+                    s.allocations,
+                    s.frees,
+                    s.reallocations,
+                    format_bytes(s.peak_bytes),
+                    format_duration(s.peak_time_ns),
+                    format_bytes(s.leaked_bytes),
+                    s.leaked_allocations
+                )
+            }
+        };
+        eprintln!("memlens: wrote {} — {name}: {line}", path.display());
         for (_, w) in &md.warnings {
             eprintln!("memlens: warning: {w}");
         }
-        if s.allocations == 0 && md.event_records == 0 {
+        if md.totals.is_some_and(|t| t.allocations == 0) || md.event_records == 0 {
             eprintln!(
                 "memlens: warning: no allocation was recorded; the program may use a statically linked allocator (jemalloc, mimalloc, …) that LD_PRELOAD cannot see"
             );

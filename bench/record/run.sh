@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Recorder benchmark: memlens against heaptrack on the shared workload
-# ../shared/bench/alloc-bench.c (5 M allocation calls, mixed sizes), measured
-# side by side in one run with hyperfine, plus trace size and the speed of
-# `memlens summary` against `heaptrack_print` on the same recordings.
+# Recorder benchmark: `memlens record` (the whole command, default DWARF
+# unwinding and --unwind fp) against heaptrack and the program alone on the
+# shared workload ../shared/bench/alloc-bench.c (5 M allocation calls, mixed
+# sizes), built with and without frame pointers, 1 and 2 threads, measured side
+# by side in one run with hyperfine; the cost of the line `record` prints after
+# the run; Debian's perl; then trace size and the speed of `memlens summary`
+# against `heaptrack_print` on the same recordings.
 #
 # Usage: bench/record/run.sh [OPS] [RUNS]      (defaults: 5000000 5)
 # Needs: hyperfine, heaptrack (Debian packages), a release build of memlens
@@ -23,27 +26,53 @@ memlens="$target/release/memlens"
 preload="$target/release/libmemlens_preload.so"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-# The workload as the research measured it: -O2 with frame pointers.
+# The workload as the research measured it (-O2 with frame pointers), and the
+# same program built as distributions build their packages: without them.
 cc -O2 -g -fno-omit-frame-pointer -pthread "$src" -o "$out/bench"
+cc -O2 -g -fomit-frame-pointer -pthread "$src" -o "$out/bench-nofp"
 
 median() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['median']) for r in d['results']))" "$1"; }
 
-for threads in 1 2; do
-    echo "== alloc-bench, $threads thread(s), $ops calls, $runs runs each, one command after the other (hyperfine)"
-    hyperfine -N -w 1 -r "$runs" --export-json "$out/t$threads.json" --style basic \
-        --prepare "sh -c 'rm -rf $out/rec && mkdir -p $out/rec'" \
-        -n native "$out/bench $threads $ops" \
-        -n memlens "env LD_PRELOAD=$preload MEMLENS_DIR=$out/rec $out/bench $threads $ops" \
-        -n heaptrack "heaptrack -o $out/rec/ht $out/bench $threads $ops" >/dev/null
-    read -r native mem ht < <(median "$out/t$threads.json")
-    python3 - "$native" "$mem" "$ht" "$threads" <<'PY'
+# Every memlens line is the whole command a user runs: `memlens record`, with its
+# default (DWARF) unwinding and with `--unwind fp`.
+for build in bench bench-nofp; do
+    for threads in 1 2; do
+        echo "== alloc-bench ($build), $threads thread(s), $ops calls, $runs runs each, one command after the other (hyperfine)"
+        hyperfine -N -w 1 -r "$runs" --export-json "$out/t.json" --style basic \
+            --prepare "sh -c 'rm -rf $out/rec && mkdir -p $out/rec'" \
+            -n native "$out/$build $threads $ops" \
+            -n "memlens (default: dwarf)" "$memlens record -q -f -o $out/rec/m.mlens -- $out/$build $threads $ops" \
+            -n "memlens --unwind fp" "$memlens record -q -f --unwind fp -o $out/rec/m.mlens -- $out/$build $threads $ops" \
+            -n heaptrack "heaptrack -o $out/rec/ht $out/$build $threads $ops" >/dev/null
+        read -r native mem fp ht < <(median "$out/t.json")
+        python3 - "$native" "$mem" "$fp" "$ht" "$threads" <<'PY'
 import sys
-native, mem, ht, threads = map(float, sys.argv[1:])
-print(f"  median wall: native {native:.3f} s, memlens {mem:.3f} s, heaptrack {ht:.3f} s")
-print(f"  slowdown: memlens {mem/native:.2f}x (target <= {3 if threads == 1 else 3.5}x), heaptrack {ht/native:.2f}x")
+native, mem, fp, ht, threads = map(float, sys.argv[1:])
+print(f"  median wall: native {native:.3f} s, memlens {mem:.3f} s, memlens --unwind fp {fp:.3f} s, heaptrack {ht:.3f} s")
+print(f"  slowdown: memlens {mem/native:.2f}x (target <= {3 if threads == 1 else 3.5}x), --unwind fp {fp/native:.2f}x, heaptrack {ht/native:.2f}x")
 print(f"  memlens/heaptrack wall ratio: {mem/ht:.2f}")
 PY
+    done
 done
+
+echo "== the line after the run: memlens record against record -q (1 thread, target <= 1.10x)"
+hyperfine -N -w 1 -r "$runs" --export-json "$out/q.json" --style basic \
+    -n "record -q" "$memlens record -q -f -o $out/q.mlens -- $out/bench 1 $ops" \
+    -n "record" "$memlens record -f -o $out/q.mlens -- $out/bench 1 $ops" >/dev/null
+read -r quiet loud < <(median "$out/q.json")
+python3 -c "import sys; q,l=map(float,sys.argv[1:]); print(f'  record -q {q:.3f} s, record {l:.3f} s: {l/q:.2f}x')" "$quiet" "$loud"
+
+if command -v perl >/dev/null; then
+    script='my %h; for my $i (1..300000) { $h{"k$i"} = "v" x ($i % 50) } print scalar(keys %h), "\n"'
+    echo "== Debian's perl (no frame pointers), a hash of 300000 keys"
+    mkdir -p "$out/rec"
+    hyperfine -N -w 1 -r "$runs" --export-json "$out/p.json" --style basic \
+        -n native "perl -e '$script'" \
+        -n memlens "$memlens record -q -f -o $out/p.mlens -- perl -e '$script'" \
+        -n heaptrack "heaptrack -o $out/rec/htp perl -e '$script'" >/dev/null
+    read -r native mem ht < <(median "$out/p.json")
+    python3 -c "import sys; n,m,h=map(float,sys.argv[1:]); print(f'  native {n:.3f} s, memlens {m:.3f} s ({m/n:.2f}x), heaptrack {h:.3f} s ({h/n:.2f}x); memlens/heaptrack {m/h:.2f}')" "$native" "$mem" "$ht"
+fi
 
 echo "== trace size (1 thread)"
 rm -rf "$out/rec"; mkdir -p "$out/rec"

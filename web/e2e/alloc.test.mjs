@@ -1,7 +1,7 @@
 // End-to-end tests of the allocation-map lens in real headless Chromium: record a
 // multithreaded C program (alloc_threads.c) with the release `memlens`, serve it with
 // `memlens view`, open the "Allocation map" tab, zoom into a region, brush a block and
-// read its details, switch colour-by, place two cushion cursors in the time-correlated
+// read its details (recorded with --free-stacks: the function that freed it too), switch colour-by, place two cushion cursors in the time-correlated
 // grid of bins and check the pixels they change, switch to the address-correlated
 // grid, replay through a pool allocator, and measure how long fresh tiles take. While
 // the server still reads the map (503 answers, played here by intercepting
@@ -19,6 +19,8 @@ import { ARTIFACTS, MEMLENS, compileProgram, launchBrowser, openPage, prepare, s
 
 /** The functions of alloc_threads.c that allocate. */
 const SITES = ["build_list", "keep_buffer", "grow_array", "scratch", "make_table", "worker", "main"];
+/** The functions of alloc_threads.c that free (or move with realloc). */
+const FREEING = ["free_list", "scratch", "grow_array", "worker", "main"];
 
 let work;
 let server;
@@ -31,7 +33,7 @@ before(async () => {
   const program = join(work, "alloc_threads");
   compileProgram("alloc_threads.c", program);
   const trace = join(work, "alloc_threads.mlens");
-  execFileSync(MEMLENS, ["record", "-o", trace, "--", program], { stdio: "pipe" });
+  execFileSync(MEMLENS, ["record", "-o", trace, "--free-stacks", "--", program], { stdio: "pipe" });
   ({ server, url } = await serveMemlens(["view", trace, "--no-open", "--port", "0"]));
   browser = await launchBrowser();
 });
@@ -183,6 +185,11 @@ test("zooming into a region, brushing a block and switching colour-by", async ()
   assert.match(details.thread, /^\d+/);
   assert.ok(SITES.includes(details.function), `unexpected allocating function: ${details.function}`);
   assert.match(details.location, /alloc_threads\.c:\d+$/);
+  // Recorded with --free-stacks: a freed block names the function that freed it.
+  if (!details.freed.startsWith("never")) {
+    assert.match(details["freed-by"] ?? "", /^\w+ \(alloc_threads\.c:\d+\)$/);
+    assert.ok(FREEING.includes(details["freed-by"].split(" ")[0]), `unexpected freeing function: ${details["freed-by"]}`);
+  }
   await shot(page, "03-brushed");
 
   // Colour by site: the pixels change and the legend names the program's functions.

@@ -121,6 +121,7 @@ fn model() -> &'static AllocModel {
                     t,
                     thread,
                     addr,
+                    site: SiteId::UNKNOWN,
                     latency_ns: None,
                 });
             }

@@ -12,6 +12,9 @@ pub enum BinKind {
     ThreadArena,
     /// Chunks served by `mmap` (overlapping page ranges merged) of the real run.
     Mmap,
+    /// The program's own mappings (`mmap` calls of the program and its libraries,
+    /// recorded with `memlens record --mmap`) of one process of the real run.
+    Mapping,
     /// A pool bin of a replay: `slots` blocks of `block_size` bytes.
     PoolBin {
         /// The fixed block size.
@@ -24,12 +27,13 @@ pub enum BinKind {
 }
 
 impl BinKind {
-    /// A short name: `main-heap`, `arena`, `mmap`, `pool`, `heap`.
+    /// A short name: `main-heap`, `arena`, `mmap`, `mapping`, `pool`, `heap`.
     pub fn name(self) -> &'static str {
         match self {
             BinKind::MainHeap => "main-heap",
             BinKind::ThreadArena => "arena",
             BinKind::Mmap => "mmap",
+            BinKind::Mapping => "mapping",
             BinKind::PoolBin { .. } => "pool",
             BinKind::PoolHeap => "heap",
         }

@@ -13,8 +13,19 @@
 //! size header between their rectangles. A chunk served by `mmap` (see
 //! [`crate::regions`]) spans whole pages: `(chunk + 8)` rounded up to 4096, of which
 //! 16 bytes are header, so its usable size is that − 16. Waste is reserved − requested.
+//!
+//! A *mapping* block is one of the program's own mappings (`memlens record --mmap`):
+//! its rectangle spans whole pages, so it reserves its length rounded up to 4096.
 
 use crate::ids::{BinId, BlockId, ProcessId, SiteId, ThreadId};
+
+/// The page size the kernel maps in (x86-64, aarch64 with 4 KiB pages).
+pub const PAGE_SIZE: u64 = 4096;
+
+/// The bytes a mapping of `len` bytes takes: whole pages.
+pub fn mapped_size(len: u64) -> u64 {
+    len.saturating_add(PAGE_SIZE - 1) & !(PAGE_SIZE - 1)
+}
 
 /// One allocation's lifetime and place.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,10 +45,16 @@ pub struct Block {
     pub thread: ThreadId,
     /// The allocating site.
     pub site: SiteId,
+    /// The site that freed it: the `free` (recorded with `--free-stacks`) or the
+    /// `realloc` that moved it; [`SiteId::UNKNOWN`] when not recorded or not freed.
+    pub free_site: SiteId,
     /// True when the block was freed (or moved by `realloc`) before the run ended.
     pub freed: bool,
     /// True when the block was made by `realloc` (a resized or moved block).
     pub from_realloc: bool,
+    /// True when the block is one of the program's own mappings (`mmap`), not a
+    /// heap allocation.
+    pub mapping: bool,
 }
 
 impl Block {
@@ -97,8 +114,14 @@ pub struct BlockInfo {
     pub site: SiteId,
     /// The site as text: `function (file:line)`, or empty when unknown.
     pub site_label: String,
+    /// The site that freed it ([`SiteId::UNKNOWN`] when not recorded or never freed).
+    pub free_site: SiteId,
+    /// The freeing site as text, or empty when unknown.
+    pub free_site_label: String,
     /// True when made by `realloc`.
     pub from_realloc: bool,
+    /// True when it is one of the program's own mappings (`mmap`).
+    pub mapping: bool,
     /// Allocator latency, when recorded.
     pub latency: Option<Latency>,
 }

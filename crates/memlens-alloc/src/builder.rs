@@ -8,10 +8,17 @@
 //! repaired and counted in [`Diagnostics`], never a panic: a free of an address that is
 //! not live is ignored; an allocation at an address that is still live first ends the
 //! old block there.
+//!
+//! The program's own mappings (`memlens record --mmap`) are blocks too, flagged
+//! [`Block::mapping`], spanning whole pages: a [`MapEvent`] begins one (ending first
+//! whatever it maps over, as `MAP_FIXED` does), an [`UnmapEvent`] ends every mapping
+//! it touches and begins, at the same time, a block for each part left mapped, so a
+//! partial `munmap` shrinks or splits a mapping. Unmapping what no recorded mapping
+//! covers (the loader's mappings, the allocator's) is ignored.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
-use crate::block::{Block, Latency};
+use crate::block::{Block, Latency, mapped_size};
 use crate::ids::{ProcessId, SiteId, ThreadId};
 use crate::model::{AllocModel, Diagnostics, SiteInfo};
 use crate::process::{ProcessInfo, ThreadInfo};
@@ -42,8 +49,38 @@ pub struct FreeEvent {
     pub thread: ThreadId,
     /// The address freed.
     pub addr: u64,
+    /// The freeing site ([`SiteId::UNKNOWN`] when the trace has no free stacks).
+    pub site: SiteId,
     /// How long the call took, when recorded.
     pub latency_ns: Option<u32>,
+}
+
+/// A mapping the program made (`mmap`, or the new range of an `mremap`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MapEvent {
+    /// When the call returned.
+    pub t: u64,
+    /// The mapping thread.
+    pub thread: ThreadId,
+    /// The first address.
+    pub addr: u64,
+    /// The length asked for (the block spans whole pages).
+    pub len: u64,
+    /// The mapping site.
+    pub site: SiteId,
+}
+
+/// A range the program unmapped (`munmap`, or the old range of an `mremap`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnmapEvent {
+    /// When.
+    pub t: u64,
+    /// The unmapping thread.
+    pub thread: ThreadId,
+    /// The first address.
+    pub addr: u64,
+    /// The length (whole pages are unmapped).
+    pub len: u64,
 }
 
 /// A `realloc` that resized or moved a block.
@@ -77,6 +114,8 @@ pub struct AllocModelBuilder {
     latency: Vec<Latency>,
     has_latency: bool,
     live: HashMap<(ProcessId, u64), u32>,
+    /// Live mappings: (process, start) → (end, block). They never overlap.
+    mappings: BTreeMap<(ProcessId, u64), (u64, u32)>,
     diagnostics: Diagnostics,
     start: Option<u64>,
 }
@@ -152,10 +191,11 @@ impl AllocModelBuilder {
         self.start = Some(self.start.map_or(t, |s| s.min(t)));
     }
 
-    fn end_block(&mut self, index: u32, t: u64, latency_ns: Option<u32>) {
+    fn end_block(&mut self, index: u32, t: u64, site: SiteId, latency_ns: Option<u32>) {
         let b = &mut self.blocks[index as usize];
         b.t_free = t.max(b.t_alloc);
         b.freed = true;
+        b.free_site = site;
         if let Some(l) = latency_ns {
             self.latency[index as usize].free_ns = Some(l);
             self.has_latency = true;
@@ -165,7 +205,7 @@ impl AllocModelBuilder {
     fn begin_block(&mut self, process: ProcessId, block: Block, latency_ns: Option<u32>) {
         if let Some(old) = self.live.remove(&(process, block.addr)) {
             self.diagnostics.reused_live_addresses += 1;
-            self.end_block(old, block.t_alloc, None);
+            self.end_block(old, block.t_alloc, SiteId::UNKNOWN, None);
         }
         let index = self.blocks.len() as u32;
         self.blocks.push(block);
@@ -191,8 +231,10 @@ impl AllocModelBuilder {
             reserved: e.size,
             thread: e.thread,
             site: e.site,
+            free_site: SiteId::UNKNOWN,
             freed: false,
             from_realloc: false,
+            mapping: false,
         };
         self.begin_block(process, block, e.latency_ns);
     }
@@ -204,7 +246,7 @@ impl AllocModelBuilder {
         };
         self.note_time(e.t);
         match self.live.remove(&(process, e.addr)) {
-            Some(index) => self.end_block(index, e.t, e.latency_ns),
+            Some(index) => self.end_block(index, e.t, e.site, e.latency_ns),
             None => self.diagnostics.unknown_frees += 1,
         }
     }
@@ -216,7 +258,7 @@ impl AllocModelBuilder {
         };
         self.note_time(e.t);
         match self.live.remove(&(process, e.old_addr)) {
-            Some(index) => self.end_block(index, e.t, None),
+            Some(index) => self.end_block(index, e.t, e.site, None),
             None => self.diagnostics.unknown_frees += 1,
         }
         let block = Block {
@@ -227,10 +269,91 @@ impl AllocModelBuilder {
             reserved: e.size,
             thread: e.thread,
             site: e.site,
+            free_site: SiteId::UNKNOWN,
             freed: false,
             from_realloc: true,
+            mapping: false,
         };
         self.begin_block(process, block, e.latency_ns);
+    }
+
+    /// Begins a mapping block `[start, end)` at `t` (`requested` bytes asked for).
+    fn begin_mapping(&mut self, process: ProcessId, t: u64, range: (u64, u64), like: Block) {
+        let index = self.blocks.len() as u32;
+        self.blocks.push(Block {
+            t_alloc: t,
+            t_free: u64::MAX,
+            addr: range.0,
+            requested: like.requested.min(range.1 - range.0),
+            reserved: range.1 - range.0,
+            free_site: SiteId::UNKNOWN,
+            freed: false,
+            from_realloc: false,
+            mapping: true,
+            ..like
+        });
+        self.latency.push(Latency::default());
+        self.mappings.insert((process, range.0), (range.1, index));
+    }
+
+    /// Ends the mappings `[start, end)` overlaps at `t`; the parts of them outside it
+    /// stay mapped as new blocks.
+    fn unmap_range(&mut self, process: ProcessId, t: u64, start: u64, end: u64) {
+        if start >= end {
+            return;
+        }
+        let hit: Vec<(u64, u64, u32)> = self
+            .mappings
+            .range((process, 0)..(process, end))
+            .rev()
+            .take_while(|(_, (e, _))| *e > start)
+            .map(|(&(_, s), &(e, i))| (s, e, i))
+            .collect();
+        for (s, e, index) in hit {
+            self.mappings.remove(&(process, s));
+            self.end_block(index, t, SiteId::UNKNOWN, None);
+            let like = self.blocks[index as usize];
+            if s < start {
+                self.begin_mapping(process, t, (s, start), like);
+            }
+            if end < e {
+                self.begin_mapping(process, t, (end, e), like);
+            }
+        }
+    }
+
+    /// Records a mapping the program made.
+    pub fn map(&mut self, e: MapEvent) {
+        let Some(process) = self.process_of(e.thread) else {
+            return;
+        };
+        self.note_time(e.t);
+        let end = e.addr.saturating_add(mapped_size(e.len.max(1)));
+        self.unmap_range(process, e.t, e.addr, end);
+        let like = Block {
+            t_alloc: e.t,
+            t_free: u64::MAX,
+            addr: e.addr,
+            requested: e.len,
+            reserved: end - e.addr,
+            thread: e.thread,
+            site: e.site,
+            free_site: SiteId::UNKNOWN,
+            freed: false,
+            from_realloc: false,
+            mapping: true,
+        };
+        self.begin_mapping(process, e.t, (e.addr, end), like);
+    }
+
+    /// Records a range the program unmapped.
+    pub fn unmap(&mut self, e: UnmapEvent) {
+        let Some(process) = self.process_of(e.thread) else {
+            return;
+        };
+        self.note_time(e.t);
+        let end = e.addr.saturating_add(mapped_size(e.len));
+        self.unmap_range(process, e.t, e.addr, end);
     }
 
     /// Ends the run at `end_ns` (blocks still live end there), finds the bins of the

@@ -258,8 +258,10 @@ mod tests {
                     reserved,
                     thread: ThreadId(0),
                     site: SiteId::UNKNOWN,
+                    free_site: SiteId::UNKNOWN,
                     freed: true,
                     from_realloc: false,
+                    mapping: false,
                 }
             })
             .collect();

@@ -13,8 +13,9 @@
 //! of one or more traces (allocations, frees, reallocations; each per process in time
 //! order, optionally with the allocator call's latency) and [`finish`]es into an
 //! [`AllocModel`]: the [`Block`]s, the [`Bin`]s of the real run (main heap, each thread
-//! arena, each mmap'd chunk, per process; see [`regions`]), an [`AddressAxis`] that stacks
-//! the bins' extents into one compact vertical axis, and a time × address index.
+//! arena, each mmap'd chunk, the program's own mappings, per process; see [`regions`]),
+//! an [`AddressAxis`] that stacks the bins' extents into one compact vertical axis, and
+//! a time × address index.
 //!
 //! **Queries.** [`AllocModel::block_at`] answers "which block is under the mouse"
 //! ([`BlockInfo`]); [`AllocModel::bins`] lists bins with their axis ranges;
@@ -56,6 +57,7 @@ pub mod error;
 pub mod ids;
 pub mod image;
 pub mod index;
+pub mod mapped;
 pub mod metrics;
 pub mod model;
 pub mod pool;
@@ -72,12 +74,15 @@ pub mod time_range;
 pub use axis::{AddressAxis, AxisSegment};
 pub use bars::{BarOptions, BarStyle, render_occupancy_bar, render_stacked_bars};
 pub use bin::{Bin, BinKind};
-pub use block::{Block, BlockInfo, Latency, glibc_chunk_size, glibc_usable_size};
-pub use builder::{AllocEvent, AllocModelBuilder, FreeEvent, ReallocEvent};
+pub use block::{
+    Block, BlockInfo, Latency, PAGE_SIZE, glibc_chunk_size, glibc_usable_size, mapped_size,
+};
+pub use builder::{AllocEvent, AllocModelBuilder, FreeEvent, MapEvent, ReallocEvent, UnmapEvent};
 pub use colormap::{Rgb, categorical_color, continuous_color};
 pub use error::AllocError;
 pub use ids::{BinId, BlockId, ProcessId, SiteId, ThreadId};
 pub use image::RgbaImage;
+pub use mapped::MappedBytes;
 pub use metrics::{MetricPoint, MetricSeries, metric_series};
 pub use model::{AllocModel, Diagnostics, SiteInfo};
 pub use pool::{

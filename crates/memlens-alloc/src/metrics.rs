@@ -113,12 +113,13 @@ impl FreeRuns {
 /// The free runs of `[start, end)` around the live blocks `live` (address → end).
 /// The bytes of allocator bookkeeping just below a block's address in a bin of this
 /// kind: glibc's size field (8 bytes) for heap chunks, the 16-byte header of an mmap'd
-/// chunk, nothing in a replayed pool (its blocks are exact slots).
+/// chunk, nothing in a replayed pool (its blocks are exact slots) or among the
+/// program's own mappings (whole pages).
 fn chunk_header(kind: BinKind) -> u64 {
     match kind {
         BinKind::MainHeap | BinKind::ThreadArena => 8,
         BinKind::Mmap => 16,
-        BinKind::PoolBin { .. } | BinKind::PoolHeap => 0,
+        BinKind::Mapping | BinKind::PoolBin { .. } | BinKind::PoolHeap => 0,
     }
 }
 

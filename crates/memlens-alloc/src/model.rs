@@ -116,7 +116,9 @@ impl AllocModel {
             .collect();
         let found = regions::detect(&blocks, &process_of, &threads, &processes);
         for (b, &mmapped) in blocks.iter_mut().zip(&found.mmapped) {
-            b.reserved = glibc_usable_size(b.requested, mmapped);
+            if !b.mapping {
+                b.reserved = glibc_usable_size(b.requested, mmapped);
+            }
         }
         let mut bins = found.bins;
         regions::fit_extents(&mut bins, &blocks, &found.block_bin);
@@ -259,12 +261,11 @@ impl AllocModel {
             process: thread.process,
             pid: process.pid,
             site: b.site,
-            site_label: self
-                .sites
-                .get(b.site.index())
-                .map(|s| s.label.clone())
-                .unwrap_or_default(),
+            site_label: self.site_label(b.site).to_owned(),
+            free_site: b.free_site,
+            free_site_label: self.site_label(b.free_site).to_owned(),
             from_realloc: b.from_realloc,
+            mapping: b.mapping,
             latency: self.latency(id),
         }
     }

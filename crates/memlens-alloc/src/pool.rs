@@ -299,6 +299,7 @@ pub fn replay(
     let heap_capacity = config.heap_size.unwrap_or_else(|| {
         blocks
             .iter()
+            .filter(|b| !b.mapping)
             .map(|b| rounded(b.requested))
             .fold(0u64, u64::saturating_add)
             .max(align)
@@ -335,7 +336,8 @@ pub fn replay(
     };
     // Events: (time, 0 = free / 1 = alloc, block).
     let mut events: Vec<(u64, u8, u32)> = Vec::with_capacity(blocks.len() * 2);
-    for (i, b) in blocks.iter().enumerate() {
+    // The program's own mappings are not allocator requests: they are left out.
+    for (i, b) in blocks.iter().enumerate().filter(|(_, b)| !b.mapping) {
         events.push((b.t_alloc, 1, i as u32));
         if b.freed {
             events.push((b.t_free, 0, i as u32));

@@ -13,12 +13,13 @@
 //! ```json
 //! { "bins": [ { "axis_start": 0, "bin": 0, "blocks": 3201,
 //!               "capacity_bytes": 416344, "end": 94924750613752,
-//!               "kind": "main-heap", "name": "main heap", "pid": 22485 | null,
-//!               "start": 94924750197408 } ] }
+//!               "kind": "main-heap", "live_bytes_at_end": 20480, "name": "main heap",
+//!               "pid": 22485 | null, "start": 94924750197408 } ] }
 //! ```
 //!
 //! `kind` is [`BinKind::name`](crate::BinKind::name); `pid` is null for a bin of no
-//! one process (a replayed pool's).
+//! one process (a replayed pool's); `live_bytes_at_end` is the reserved bytes of its
+//! blocks never freed (for the program's own mappings: what is still mapped).
 //!
 //! # `memlens alloc replay --json`
 //!
@@ -81,8 +82,11 @@ pub struct BinWire<'a> {
     capacity_bytes: u64,
     /// The end of its address range (exclusive).
     end: u64,
-    /// What it is: main heap, thread arena, mmap'd chunk, pool bin or pool heap.
+    /// What it is: main heap, thread arena, mmap'd chunk, the program's own
+    /// mappings, pool bin or pool heap.
     kind: &'static str,
+    /// Σ reserved bytes of its blocks still live at the end of the run.
+    live_bytes_at_end: u64,
     /// Its readable name.
     name: &'a str,
     /// The pid of its process, if it belongs to one.
@@ -93,18 +97,24 @@ pub struct BinWire<'a> {
 
 impl<'a> From<&'a AllocModel> for BinsWire<'a> {
     fn from(model: &'a AllocModel) -> BinsWire<'a> {
+        let mut live = vec![0u64; model.bins().len()];
+        for (b, bin) in model.blocks().iter().zip(&model.block_bin) {
+            if !b.freed {
+                live[bin.index()] += b.reserved;
+            }
+        }
         BinsWire {
             bins: model
                 .bins()
                 .iter()
-                .map(|bin| BinWire::new(bin, model))
+                .map(|bin| BinWire::new(bin, model, live[bin.id.index()]))
                 .collect(),
         }
     }
 }
 
 impl<'a> BinWire<'a> {
-    fn new(bin: &'a Bin, model: &AllocModel) -> BinWire<'a> {
+    fn new(bin: &'a Bin, model: &AllocModel, live_bytes_at_end: u64) -> BinWire<'a> {
         BinWire {
             axis_start: bin.axis_start,
             bin: bin.id.0,
@@ -112,6 +122,7 @@ impl<'a> BinWire<'a> {
             capacity_bytes: bin.capacity(),
             end: bin.end,
             kind: bin.kind.name(),
+            live_bytes_at_end,
             name: &bin.name,
             pid: (bin.process).map(|process| model.processes()[process.index()].pid),
             start: bin.start,
@@ -360,7 +371,7 @@ mod tests {
         let expected = format!(
             concat!(
                 r#"{{"bins":[{{"axis_start":0,"bin":0,"blocks":4,"capacity_bytes":{},"#,
-                r#""end":{},"kind":"{}","name":"{}","pid":100,"start":{}}}]}}"#
+                r#""end":{},"kind":"{}","live_bytes_at_end":176,"name":"{}","pid":100,"start":{}}}]}}"#
             ),
             bin.capacity(),
             bin.end,

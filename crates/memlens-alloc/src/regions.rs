@@ -17,6 +17,9 @@
 //!    into one bin; a second cluster (rare: `brk` failed and the arena went on in a
 //!    mapping) becomes a further heap bin.
 //!
+//! 4. **The program's own mappings** (recorded with `memlens record --mmap`; blocks
+//!    flagged [`Block::mapping`]) are one bin per process, whatever their addresses.
+//!
 //! A bin's extent is the lowest block address to the highest block end seen in it,
 //! so the axis spends no room on address space the run never used. Other allocators
 //! (jemalloc, mimalloc) get plausible regions from the same rules: 64 MiB windows of
@@ -58,6 +61,7 @@ fn mapping_of(b: &Block) -> (u64, u64) {
 enum Key {
     Mmap(u64),
     Window(u64),
+    Mapping,
 }
 
 /// Finds the bins of every process and assigns each block to one.
@@ -69,14 +73,19 @@ pub(crate) fn detect(
 ) -> Found {
     let mmapped: Vec<bool> = blocks
         .iter()
-        .map(|b| looks_mmapped(b.requested, b.addr))
+        .map(|b| !b.mapping && looks_mmapped(b.requested, b.addr))
         .collect();
+    // Per process: the lowest address of its own mappings.
+    let mut own_maps: BTreeMap<ProcessId, u64> = BTreeMap::new();
     // Per process: the merged mmap ranges and the arena windows.
     let mut maps: BTreeMap<ProcessId, Vec<(u64, u64)>> = BTreeMap::new();
     let mut windows: BTreeMap<ProcessId, BTreeMap<u64, u32>> = BTreeMap::new();
     for (i, b) in blocks.iter().enumerate() {
         let p = process_of[i];
-        if mmapped[i] {
+        if b.mapping {
+            let low = own_maps.entry(p).or_insert(b.addr);
+            *low = (*low).min(b.addr);
+        } else if mmapped[i] {
             maps.entry(p).or_default().push(mapping_of(b));
         } else {
             // The first block seen in a window (blocks are in time order) names it.
@@ -108,8 +117,12 @@ pub(crate) fn detect(
     }
     let mut pending: Vec<Pending> = Vec::new();
     let mut window_key: BTreeMap<(ProcessId, u64), Key> = BTreeMap::new();
-    let all_processes: std::collections::BTreeSet<ProcessId> =
-        maps.keys().chain(windows.keys()).copied().collect();
+    let all_processes: std::collections::BTreeSet<ProcessId> = maps
+        .keys()
+        .chain(windows.keys())
+        .chain(own_maps.keys())
+        .copied()
+        .collect();
     let multi = processes.len() > 1;
     for &p in &all_processes {
         let prefix = if multi {
@@ -164,6 +177,15 @@ pub(crate) fn detect(
                 }
             }
         }
+        if let Some(&low) = own_maps.get(&p) {
+            pending.push(Pending {
+                process: p,
+                start: low,
+                kind: BinKind::Mapping,
+                name: format!("{prefix}mappings"),
+                key: Key::Mapping,
+            });
+        }
         if let Some(ranges) = maps.get(&p) {
             for &(s, _) in ranges {
                 pending.push(Pending {
@@ -200,7 +222,9 @@ pub(crate) fn detect(
         .enumerate()
         .map(|(i, b)| {
             let p = process_of[i];
-            let key = if mmapped[i] {
+            let key = if b.mapping {
+                Key::Mapping
+            } else if mmapped[i] {
                 let ranges = &maps[&p];
                 let at = ranges.partition_point(|r| r.0 <= b.addr - 16) - 1;
                 Key::Mmap(ranges[at].0)

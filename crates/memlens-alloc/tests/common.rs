@@ -40,6 +40,7 @@ pub fn model(blocks: &[Spec], end: u64) -> AllocModel {
                 t,
                 thread,
                 addr: s.2,
+                site: SiteId::UNKNOWN,
                 latency_ns: None,
             });
         }

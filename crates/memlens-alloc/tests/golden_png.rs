@@ -26,6 +26,7 @@ fn golden_png_of_a_fixed_model() {
             t: i * 10 + 9,
             thread: th[0],
             addr: 0x5000_0000 + (i % 16) * 64,
+            site: SiteId::UNKNOWN,
             latency_ns: None,
         });
     }

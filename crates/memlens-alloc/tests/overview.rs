@@ -50,6 +50,7 @@ fn random_model(seed: u64, n: u64) -> AllocModel {
                 t: when,
                 thread: threads[(addr as usize >> 4) % 3],
                 addr,
+                site: memlens_alloc::SiteId::UNKNOWN,
                 latency_ns: None,
             });
             free[class].push(addr);

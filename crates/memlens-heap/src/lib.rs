@@ -79,4 +79,4 @@ pub use text::{TextOptions, render_tree};
 pub use time_args::{named_times, time_in_run, window_in_run};
 pub use timeline::{HeapPoint, Resolution, Timeline, TimelineBucket};
 pub use trees::TreeSeries;
-pub use units::{format_bytes, format_duration, format_signed_bytes, format_time};
+pub use units::{format_bytes, format_duration, format_latency, format_signed_bytes, format_time};

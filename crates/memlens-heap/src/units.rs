@@ -49,6 +49,18 @@ pub fn format_duration(ns: u64) -> String {
     format!("{text} {unit}")
 }
 
+/// An allocator latency, compact: `850 ns`, `12.3 µs`, `4.56 ms`.
+pub fn format_latency(ns: u32) -> String {
+    let v = f64::from(ns);
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} µs", v / 1e3)
+    } else {
+        format!("{:.2} ms", v / 1e6)
+    }
+}
+
 /// A trace time for messages: readable and exact, e.g. `1.5 s (1500000000 ns)`.
 pub fn format_time(ns: u64) -> String {
     if ns < 1_000 {
@@ -61,6 +73,13 @@ pub fn format_time(ns: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn latencies_are_compact() {
+        assert_eq!(format_latency(850), "850 ns");
+        assert_eq!(format_latency(12_345), "12.3 µs");
+        assert_eq!(format_latency(4_560_000), "4.56 ms");
+    }
 
     #[test]
     fn byte_units() {

@@ -5,14 +5,18 @@
 //! process of its own, and their clocks are aligned on the wall-clock time of each
 //! trace's time 0 (`start_unix_ns`), so the earliest process starts the common
 //! timeline at 0. A block's site is its stack's allocation site as the frame policy
-//! names it, found once per stack.
+//! names it, found once per stack; the site that freed it is named the same way from
+//! the free's stack (`memlens record --free-stacks`; unknown without). The program's
+//! own mappings (`--mmap`) become mapping blocks, fed in time order between the
+//! events, with the `mmap` call's stack as their site.
 
 use std::path::Path;
 
 use memlens_alloc::{
-    AllocEvent, AllocModelBuilder, FreeEvent, ProcessId, ProcessInfo, ReallocEvent, SiteId,
+    AllocEvent, AllocModelBuilder, FreeEvent, MapEvent, ProcessId, ProcessInfo, ReallocEvent,
+    SiteId, UnmapEvent,
 };
-use memlens_trace::{Event, Metadata, StackId};
+use memlens_trace::{Event, MapChange, Metadata, StackId};
 use rustc_hash::FxHashMap;
 
 use crate::symbols::StackSymbols;
@@ -76,12 +80,16 @@ impl AllocFeed {
                     latency_ns,
                 });
             }
-            Event::Free { t, addr, .. } => builder.free(FreeEvent {
-                t: t + offset,
-                thread,
-                addr,
-                latency_ns,
-            }),
+            Event::Free { t, addr, stack, .. } => {
+                let site = self.site_of(builder, md, symbols, stack);
+                builder.free(FreeEvent {
+                    t: t + offset,
+                    thread,
+                    addr,
+                    site,
+                    latency_ns,
+                });
+            }
             Event::Realloc {
                 t,
                 old_addr,
@@ -99,6 +107,39 @@ impl AllocFeed {
                     size,
                     site,
                     latency_ns,
+                });
+            }
+        }
+    }
+
+    /// Feeds one change of the program's own mappings.
+    pub(crate) fn mapping(
+        &mut self,
+        builder: &mut AllocModelBuilder,
+        md: &Metadata,
+        symbols: &mut StackSymbols,
+        change: &MapChange,
+    ) {
+        let offset = self.offset;
+        match *change {
+            MapChange::Map(m) => {
+                let thread = builder.thread(self.process, m.tid, md.thread_name(m.tid));
+                let site = self.site_of(builder, md, symbols, m.stack);
+                builder.map(MapEvent {
+                    t: m.t + offset,
+                    thread,
+                    addr: m.addr,
+                    len: m.len,
+                    site,
+                });
+            }
+            MapChange::Unmap(u) => {
+                let thread = builder.thread(self.process, u.tid, md.thread_name(u.tid));
+                builder.unmap(UnmapEvent {
+                    t: u.t + offset,
+                    thread,
+                    addr: u.addr,
+                    len: u.len,
                 });
             }
         }

@@ -84,7 +84,7 @@ impl HeapFeed {
                     builder.set_type(id, ty);
                 }
             }
-            Event::Free { t, tid, addr } => builder.free(t, u64::from(tid), addr),
+            Event::Free { t, tid, addr, .. } => builder.free(t, u64::from(tid), addr),
             Event::Realloc {
                 t,
                 tid,
@@ -120,8 +120,11 @@ fn add_context(builder: &mut HeapModelBuilder, md: &Metadata, symbols: &mut Stac
                 // chain first, each inlined frame naming the frame it was inlined into.
                 let mut frame = FrameId::UNKNOWN;
                 for (i, site) in symbols.frames_at(ip).iter().rev().enumerate() {
+                    // A frame nothing names is labelled as everywhere else,
+                    // `0x… (in module+0x…)`, so each such address is a group of its own.
+                    let unnamed = (!site.is_symbolized()).then(|| site.to_string());
                     frame = builder.add_frame(FrameInfo {
-                        function: &site.function,
+                        function: unnamed.as_deref().unwrap_or(&site.function),
                         file: site.file_name(),
                         line: site.line,
                         module: &site.module,

@@ -37,6 +37,6 @@ pub use damage::DamageNote;
 pub use heap_feed::GRID_LINES;
 pub use index::{INDEX_EXTENSION, index_path};
 pub use input::{IngestError, TraceInput};
-pub use pass::{Models, Wanted, ingest};
+pub use pass::{MappedPeak, Models, Wanted, ingest};
 pub use progress::{NoProgress, Progress, ProgressFn};
 pub use symbols::StackSymbols;

@@ -1,12 +1,15 @@
 //! The one pass: a trace's events, read once in time order, fed to every model asked
 //! for. The first trace feeds the heap model, the summary and the allocation map; the
-//! others (forked children) feed the allocation map only.
+//! others (forked children) feed the allocation map only. The program's own mappings
+//! (`memlens record --mmap`, in the process stream) go to the allocation map, merged
+//! with the events by time, and to one figure of the summary ([`MappedPeak`]); the
+//! heap model leaves them out.
 
-use memlens_alloc::{AllocModel, AllocModelBuilder};
+use memlens_alloc::{AllocModel, AllocModelBuilder, MappedBytes};
 use memlens_heap::latency::LatencyTable;
 use memlens_heap::summary::{Summary, SummaryBuilder};
-use memlens_heap::{HeapModel, format_bytes};
-use memlens_trace::{AllocFn, Event, EventStream};
+use memlens_heap::{HeapModel, format_bytes, format_duration};
+use memlens_trace::{AllocFn, Event, EventStream, MapChange, Metadata};
 
 use crate::alloc_feed::AllocFeed;
 use crate::heap_feed::HeapFeed;
@@ -61,9 +64,56 @@ pub struct Models {
     /// Allocator latencies per function (empty unless recorded with `--latency`), with
     /// the summary.
     pub latency: Option<LatencyTable>,
+    /// The program's own mappings at their peak, with the summary of a trace recorded
+    /// with `--mmap` that has any.
+    pub mapped: Option<MappedPeak>,
     /// Sentences for the user: why an index was rebuilt or could not be written, why
     /// the allocation map was left out.
     pub notes: Vec<String>,
+}
+
+/// The most bytes the program's own mappings held at once (`memlens record --mmap`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MappedPeak {
+    /// Bytes mapped at the peak (whole pages).
+    pub bytes: u64,
+    /// When the peak was first reached, ns.
+    pub t_ns: u64,
+    /// Mappings made in the whole run.
+    pub mappings: u64,
+}
+
+impl MappedPeak {
+    /// The peak of `md`'s mappings, if it has any.
+    fn of(md: &Metadata) -> Option<MappedPeak> {
+        let mut mapped = MappedBytes::new();
+        for change in &md.mappings {
+            match *change {
+                MapChange::Map(m) => mapped.map(m.t, m.addr, m.len),
+                MapChange::Unmap(u) => mapped.unmap(u.addr, u.len),
+            }
+        }
+        let (bytes, t_ns) = mapped.peak();
+        (mapped.mappings() > 0).then_some(MappedPeak {
+            bytes,
+            t_ns,
+            mappings: mapped.mappings(),
+        })
+    }
+}
+
+impl std::fmt::Display for MappedPeak {
+    /// `mapped by the program itself (mmap): 128 KiB at the peak, at 1.2 ms; 3 mappings`
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "mapped by the program itself (mmap): {} at the peak, at {}; {} mapping{}",
+            format_bytes(self.bytes),
+            format_duration(self.t_ns),
+            self.mappings,
+            if self.mappings == 1 { "" } else { "s" }
+        )
+    }
 }
 
 /// Reads the events of `inputs` once and builds the `wanted` models. `symbols` holds
@@ -125,6 +175,7 @@ pub fn ingest(
         );
         let mut stream = EventStream::new(&input.file);
         let mut marks = md.marks.iter().peekable();
+        let mut mappings = md.mappings.iter().peekable();
         let (mut seen, mut count) = (0u64, 0u32);
         while let Some(event) = stream.next() {
             let latency = stream.latency_ns();
@@ -138,6 +189,9 @@ pub fn ingest(
                 summary.event(&event, latency);
             }
             if let (Some(feed), Some(builder)) = (alloc_feed.as_mut(), alloc.as_mut()) {
+                while let Some(change) = mappings.next_if(|m| m.time() <= event.time()) {
+                    feed.mapping(builder, md, names, change);
+                }
                 feed.event(builder, md, names, &event, latency);
             }
             count += 1;
@@ -151,6 +205,11 @@ pub fn ingest(
             }
         }
         progress.finish();
+        if let (Some(feed), Some(builder)) = (alloc_feed.as_mut(), alloc.as_mut()) {
+            for change in mappings {
+                feed.mapping(builder, md, names, change);
+            }
+        }
         input.damage.extend(stream.take_damage());
         if let Some(mut heap) = heap {
             for mark in marks {
@@ -169,6 +228,7 @@ pub fn ingest(
             let (summary, latency) = summary.finish(md.last_time);
             models.summary = Some(summary);
             models.latency = Some(latency);
+            models.mapped = MappedPeak::of(md);
         }
         if let Some(feed) = alloc_feed {
             alloc_end = alloc_end.max(md.last_time.saturating_add(feed.offset()));
@@ -246,7 +306,7 @@ impl SummaryFeed {
                 self.builder.alloc(t, tid, addr, size, stack);
                 self.alloc_ops[func as usize]
             }
-            Event::Free { t, tid, addr } => {
+            Event::Free { t, tid, addr, .. } => {
                 self.builder.free(t, tid, addr);
                 self.free_op
             }

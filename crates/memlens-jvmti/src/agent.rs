@@ -366,6 +366,7 @@ impl Agent {
                 t,
                 tid: local.tid,
                 addr: address_of(tag as u64),
+                stack: 0,
             });
         });
     }

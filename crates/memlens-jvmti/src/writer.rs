@@ -1,6 +1,7 @@
 //! The writer thread: drains the callbacks' buffers every 20 ms into a
 //! [`TraceWriter`], closes chunks at least every 200 ms (so a killed JVM loses at most
-//! that much), and at VM death writes the end record and tells the exiting JVM.
+//! that much), and at VM death writes the totals and end records and tells the
+//! exiting JVM.
 //!
 //! It is a plain native thread, never attached to the JVM: it makes no JVM call, so
 //! the locks it shares with the callbacks can never wait on a safepoint.
@@ -11,7 +12,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use memlens_trace::{Meta, TraceWriter};
+use memlens_trace::{Meta, Totals, TraceWriter};
 
 use crate::agent::{Agent, Buffer, lock};
 
@@ -28,6 +29,8 @@ pub fn run(agent: &'static Agent, mut sink: Sink) {
     let mut last_flush = Instant::now();
     let mut events = Vec::new();
     let mut failed = false;
+    // The events written, for the totals record before the end record.
+    let mut totals = Totals::default();
     loop {
         let (metas, buffers, stop) = {
             let mut shared = lock(&agent.shared);
@@ -55,10 +58,12 @@ pub fn run(agent: &'static Agent, mut sink: Sink) {
                 for buffer in &buffers {
                     std::mem::swap(&mut lock(buffer).events, &mut events);
                     for e in events.drain(..) {
+                        totals.count(&e);
                         sink.event(&e)?;
                     }
                 }
                 if stop {
+                    sink.meta(&Meta::Totals(totals))?;
                     sink.meta(&Meta::End {
                         t: agent.now(),
                         how: "exit".into(),

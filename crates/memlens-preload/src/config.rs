@@ -2,9 +2,10 @@
 //!
 //! | variable | meaning | default |
 //! |---|---|---|
-//! | `MEMLENS_OUTPUT` | trace path for the first process of the run | `memlens.<prog>.<pid>.mlens` in the working directory |
-//! | `MEMLENS_DIR` | directory for the other processes' traces | the directory of `MEMLENS_OUTPUT`, else `.` |
-//! | `MEMLENS_MANIFEST` | file to which each process appends its trace path | none |
+//! | `MEMLENS_OUTPUT` | the trace of the process the user launched (`%p` is replaced by its pid); followed children write it with their pid (see `output.rs`) | `memlens.<prog>.<pid>.mlens` in `MEMLENS_DIR` |
+//! | `MEMLENS_DIR` | directory of the traces when `MEMLENS_OUTPUT` is unset | `.` |
+//! | `MEMLENS_FOLLOW_FORK` | `1` to record every process of the run, not only the launched one | off |
+//! | `MEMLENS_MANIFEST` | file to which each process appends its trace path, or `unfollowed <pid>` | none |
 //! | `MEMLENS_UNWIND` | `fp` or `dwarf` | `dwarf` |
 //! | `MEMLENS_MARK_EVERY` | periodic marks, e.g. `100ms`, `1s` | off |
 //! | `MEMLENS_CLOCK` | `monotonic` to avoid the TSC | TSC when the kernel uses it |
@@ -12,6 +13,8 @@
 //! | `MEMLENS_COMPRESS` | `0` to store chunks uncompressed | 1 |
 //! | `MEMLENS_LATENCY` | `1` to also record how long each allocator call took | off |
 //! | `MEMLENS_WRAPPERS` | allocation wrappers the user declared, one glob per line, written into the trace | none |
+//! | `MEMLENS_FREE_STACKS` | `1` to also record the call stack of every free | off |
+//! | `MEMLENS_MMAP` | `1` to also record the program's own `mmap`, `munmap` and `mremap` calls | off |
 
 use std::ffi::{CStr, OsString};
 use std::os::unix::ffi::OsStringExt;
@@ -23,6 +26,8 @@ pub struct Config {
     pub output: Option<OsString>,
     pub dir: Option<OsString>,
     pub manifest: Option<OsString>,
+    /// Record the other processes of the run too (`memlens record --follow-fork`).
+    pub follow_fork: bool,
     pub unwind: Mode,
     pub mark_every_ns: u64,
     pub monotonic: bool,
@@ -32,6 +37,10 @@ pub struct Config {
     pub latency: bool,
     /// Allocation wrappers the user declared (`memlens record --wrapper`).
     pub wrappers: Vec<String>,
+    /// Record the call stack of every free (`memlens record --free-stacks`).
+    pub free_stacks: bool,
+    /// Record the program's own mappings (`memlens record --mmap`).
+    pub mmap: bool,
 }
 
 /// Reads an environment variable without allocating through the hooks
@@ -67,6 +76,7 @@ impl Config {
             output: var(c"MEMLENS_OUTPUT"),
             dir: var(c"MEMLENS_DIR"),
             manifest: var(c"MEMLENS_MANIFEST"),
+            follow_fork: text(c"MEMLENS_FOLLOW_FORK").as_deref() == Some("1"),
             unwind: if text(c"MEMLENS_UNWIND").as_deref() == Some("fp") {
                 Mode::FramePointer
             } else {
@@ -92,6 +102,8 @@ impl Config {
                         .collect()
                 })
                 .unwrap_or_default(),
+            free_stacks: text(c"MEMLENS_FREE_STACKS").as_deref() == Some("1"),
+            mmap: text(c"MEMLENS_MMAP").as_deref() == Some("1"),
         }
     }
 }
@@ -128,6 +140,7 @@ mod tests {
     fn defaults() {
         let c = config(&[]);
         assert_eq!((&c.output, &c.dir, &c.manifest), (&None, &None, &None));
+        assert!(!c.follow_fork);
         assert_eq!(c.unwind, Mode::Dwarf);
         assert_eq!(c.mark_every_ns, 0);
         assert!(!c.monotonic);
@@ -142,6 +155,7 @@ mod tests {
             ("MEMLENS_OUTPUT", "/tmp/a.mlens"),
             ("MEMLENS_DIR", "/tmp/d"),
             ("MEMLENS_MANIFEST", "/tmp/m"),
+            ("MEMLENS_FOLLOW_FORK", "1"),
             ("MEMLENS_UNWIND", "fp"),
             ("MEMLENS_MARK_EVERY", "1s"),
             ("MEMLENS_CLOCK", "monotonic"),
@@ -153,6 +167,7 @@ mod tests {
         assert_eq!(c.output, Some(OsString::from("/tmp/a.mlens")));
         assert_eq!(c.dir, Some(OsString::from("/tmp/d")));
         assert_eq!(c.manifest, Some(OsString::from("/tmp/m")));
+        assert!(c.follow_fork);
         assert_eq!(c.unwind, Mode::FramePointer);
         assert_eq!(c.mark_every_ns, 1_000_000_000);
         assert!(c.monotonic);
@@ -171,6 +186,7 @@ mod tests {
             ("MEMLENS_FLUSH_MS", "0"),
             ("MEMLENS_COMPRESS", "no"),
             ("MEMLENS_LATENCY", "yes"),
+            ("MEMLENS_FOLLOW_FORK", "yes"),
         ]);
         assert_eq!(c.unwind, Mode::Dwarf);
         assert_eq!(c.mark_every_ns, 0);
@@ -178,6 +194,17 @@ mod tests {
         assert_eq!(c.flush_ns, 100_000_000);
         assert!(c.compress);
         assert!(!c.latency);
+        assert!(!c.follow_fork);
         assert_eq!(config(&[("MEMLENS_FLUSH_MS", "1.5")]).flush_ns, 100_000_000);
+    }
+
+    #[test]
+    fn free_stacks_and_mappings_are_opt_in() {
+        let c = config(&[]);
+        assert!(!c.free_stacks && !c.mmap);
+        let c = config(&[("MEMLENS_FREE_STACKS", "1"), ("MEMLENS_MMAP", "1")]);
+        assert!(c.free_stacks && c.mmap);
+        let c = config(&[("MEMLENS_FREE_STACKS", "yes"), ("MEMLENS_MMAP", "0")]);
+        assert!(!c.free_stacks && !c.mmap);
     }
 }

@@ -6,7 +6,13 @@
 //! captures the stack for allocations, interns it per thread, and publishes
 //! a few 32-byte slots (`slot.rs`) to the thread's ring. `errno` is saved
 //! and restored around everything the recorder does. `free(NULL)` and
-//! failed allocations are not recorded.
+//! failed allocations are not recorded. In a process that records nothing (one
+//! the run does not follow, see `output.rs`) every hook only forwards: one
+//! relaxed load, no clock read.
+//!
+//! With `--free-stacks` (`MEMLENS_FREE_STACKS=1`) frees capture their stack
+//! as allocations do (same unwinder, same per-thread stack cache); the
+//! program's own `mmap`, `munmap` and `mremap` are in `map_hooks.rs`.
 //!
 //! With `--latency` (`MEMLENS_LATENCY=1`) every hook also reads the clock on
 //! the other side of the real call and records the difference: how long the
@@ -35,8 +41,10 @@ fn timed() -> bool {
 /// `AllocFn` code for `realloc(NULL, n)` and arena moves (recorded as allocations).
 const REALLOC_AS_ALLOC: AllocFn = AllocFn::Malloc;
 
-struct Guard<'a> {
-    state: &'a ThreadState,
+/// This thread inside the recorder (see [`enter`]); restores `errno` and
+/// leaves when dropped.
+pub(crate) struct Guard<'a> {
+    pub(crate) state: &'a ThreadState,
     errno: i32,
 }
 
@@ -49,10 +57,25 @@ impl Drop for Guard<'_> {
     }
 }
 
+/// True when this process records nothing (yet, or at all: a process the run
+/// does not follow): the hook then only forwards, with no clock read. Starts
+/// recording first if the constructor has not run yet.
+#[inline(always)]
+fn idle() -> bool {
+    !RECORDING.load(Ordering::Relaxed) && still_idle()
+}
+
+#[cold]
+#[inline(never)]
+fn still_idle() -> bool {
+    lifecycle::start_early(malloc as *const ());
+    !RECORDING.load(Ordering::Acquire)
+}
+
 /// Enters the recorder for this thread, or `None` when this call must not be
 /// recorded (not recording, nested call, writer thread, set-up in progress).
 #[inline(always)]
-fn enter() -> Option<Guard<'static>> {
+pub(crate) fn enter() -> Option<Guard<'static>> {
     if !RECORDING.load(Ordering::Relaxed) {
         lifecycle::start_early(malloc as *const ());
         if !RECORDING.load(Ordering::Acquire) {
@@ -107,7 +130,7 @@ fn wait_for_room(state: &ThreadState, n: u64) -> bool {
 }
 
 #[inline(always)]
-fn publish(state: &ThreadState, slots: &[Slot]) {
+pub(crate) fn publish(state: &ThreadState, slots: &[Slot]) {
     let n = slots.len() as u64;
     if state.ring.free_slots() < n && !wait_for_room(state, n) {
         return;
@@ -128,7 +151,7 @@ fn publish(state: &ThreadState, slots: &[Slot]) {
 
 /// Captures and interns the current stack; returns the thread-local stack id.
 #[inline(always)]
-fn stack_id(state: &ThreadState) -> u32 {
+pub(crate) fn stack_id(state: &ThreadState) -> u32 {
     let mut frames = [0u64; MAX_DEPTH];
     // SAFETY: only this thread touches its cache and stack table, and it is
     // inside the guard.
@@ -187,11 +210,17 @@ fn record_alloc<const TIMED: bool>(p: *mut c_void, size: usize, func: AllocFn, t
     publish(g.state, &[event]);
 }
 
-/// Records a free taken at `t` (before the real call) that took `lat` ticks.
+/// Records a free taken at `t` (before the real call) that took `lat` ticks,
+/// with its stack when frees have stacks (`--free-stacks`).
 #[inline(always)]
 fn record_free(p: *mut c_void, t: u64, lat: u64) {
     let Some(g) = enter() else { return };
-    publish(g.state, &[slot::encode_free(t, p as u64, lat)]);
+    let stack = if recording::free_stacks() {
+        stack_id(g.state)
+    } else {
+        0
+    };
+    publish(g.state, &[slot::encode_free(t, p as u64, lat, stack)]);
 }
 
 #[inline(always)]
@@ -222,6 +251,9 @@ fn alloc_with<const TIMED: bool>(
 /// separate function, so the default path is the code it always was.
 #[inline(always)]
 fn alloc(size: usize, func: AllocFn, call: impl FnOnce() -> *mut c_void) -> *mut c_void {
+    if idle() {
+        return call();
+    }
     if timed() {
         alloc_timed(size, func, call)
     } else {
@@ -291,6 +323,11 @@ pub unsafe extern "C" fn free(p: *mut c_void) {
     if p.is_null() || in_arena(p) {
         return;
     }
+    if idle() {
+        // SAFETY: forwarding.
+        unsafe { (real().free)(p) };
+        return;
+    }
     let t = clock::now_raw();
     if timed() {
         free_timed(p, t);
@@ -348,6 +385,10 @@ unsafe fn realloc_mode<const TIMED: bool>(p: *mut c_void, size: usize) -> *mut c
             record_alloc::<TIMED>(q, size, REALLOC_AS_ALLOC, t0);
         }
         return q;
+    }
+    if idle() {
+        // SAFETY: forwarding.
+        return unsafe { (real().realloc)(p, size) };
     }
     let t_before = clock::now_raw();
     // SAFETY: forwarding.

@@ -11,7 +11,8 @@
 //!   per-thread stack interning, state found through a pthread key);
 //! - crash-safe: complete chunks reach the file at least every 100 ms.
 //!
-//! Map: `hooks` (the malloc family), `thread`/`registry` (per-thread state),
+//! Map: `hooks` (the malloc family), `map_hooks` (`mmap`, `munmap`, `mremap`
+//! with `MEMLENS_MMAP=1`), `thread`/`registry` (per-thread state),
 //! `slot` (the 32-byte event slots) and `ring` (the SPSC ring of them),
 //! `stack`/`dwarf` (unwinding), `interning` (stack ids),
 //! `writer`/`ticks`/`output` (the writer thread and the file), `wakeup`
@@ -48,6 +49,8 @@ mod interning;
 #[cfg(not(test))]
 mod lifecycle;
 mod locked;
+#[cfg(not(test))]
+mod map_hooks;
 #[cfg(test)]
 mod module_graph;
 mod modules;

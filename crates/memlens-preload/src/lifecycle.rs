@@ -2,10 +2,21 @@
 //! user mark API: everything around the allocation hooks that keeps the
 //! trace complete and the program unchanged. (The variadic `execl`,
 //! `execle` and `execlp` are in `exec_variadic.rs` and call the hooks here.)
+//!
+//! Which processes record is `output.rs`'s: by default only the one the user
+//! launched, through its `exec`s. Every other process (a forked child, a
+//! program it `exec`s) starts no session: it opens no file, starts no writer
+//! and sets up nothing for recording, so its hooks only forward to the real
+//! allocator. A forked child of a recording process drops what it inherited
+//! (the writer, the queues, the forking thread's state) and closes its copy
+//! of the parent's trace descriptor first. Before an `exec` the trace is
+//! flushed and ends with an `exec` mark; the new image, when it records,
+//! truncates the same file.
 
 use core::ffi::{c_char, c_int, c_void};
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 
+use crate::config::Config;
 use crate::recording::{self, RECORDING};
 use crate::thread::{self, BUSY};
 use crate::{clock, dwarf, modules, output, real, registry, session, stack, wakeup, writer};
@@ -61,16 +72,43 @@ fn is_our_process() -> bool {
     RECORDING.load(Ordering::Acquire) && getpid() == PID.load(Ordering::Relaxed)
 }
 
-/// Opens this process's trace and starts the writer.
-fn start_session(forked: bool, ppid: u32) {
+/// Set once the clock, the unwinder and the module map are set up (a forked
+/// child of a recording process inherits them).
+static PREPARED: AtomicBool = AtomicBool::new(false);
+
+/// Sets up what recording needs, once per process image: the clock, the
+/// unwinder and its view of the loaded modules, latency mode.
+fn prepare(config: &Config) {
+    if PREPARED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    clock::choose(config.monotonic);
+    let scanned = modules::scan();
+    if let Some((s, e)) =
+        modules::text_range_containing(&scanned, start as *const () as usize as u64)
+    {
+        stack::set_self_text(s as usize, e as usize);
+    }
+    dwarf::publish(&scanned);
+    stack::set_mode(config.unwind);
+    recording::set_latency(config.latency);
+}
+
+/// Opens this process's trace and starts the writer, when this process
+/// records (see `output.rs`); true when it does.
+fn start_session(forked: bool, ppid: u32) -> bool {
     let config = session::config();
     let pid = getpid();
     PID.store(pid, Ordering::Relaxed);
+    let Some(path) = output::trace_path(config, pid, forked) else {
+        return false;
+    };
+    prepare(config);
     let raw0 = clock::now_raw();
     let mono0 = clock::monotonic_ns();
     let start_unix_ns = clock::realtime_ns();
-    let Some(out) = output::open(config, pid, forked) else {
-        return;
+    let Some(out) = output::open(config, &path) else {
+        return false;
     };
     let cmdline = read_cmdline();
     let exe = std::fs::read_link("/proc/self/exe")
@@ -97,10 +135,12 @@ fn start_session(forked: bool, ppid: u32) {
     writer::install(w);
     if writer::spawn() {
         RECORDING.store(true, Ordering::Release);
+        true
     } else {
         session::add_warning(
             "the recorder could not start its writer thread; nothing was recorded".into(),
         );
+        false
     }
 }
 
@@ -129,17 +169,6 @@ pub fn start(our_malloc: *const ()) {
     real::resolve();
     thread::init_key();
     thread::set_current(BUSY);
-    let config = session::config();
-    clock::choose(config.monotonic);
-    let scanned = modules::scan();
-    if let Some((s, e)) =
-        modules::text_range_containing(&scanned, start as *const () as usize as u64)
-    {
-        stack::set_self_text(s as usize, e as usize);
-    }
-    dwarf::publish(&scanned);
-    stack::set_mode(config.unwind);
-    recording::set_latency(config.latency);
     for (slot, name) in [
         (&REAL_DLOPEN, c"dlopen"),
         (&REAL_DLCLOSE, c"dlclose"),
@@ -151,18 +180,17 @@ pub fn start(our_malloc: *const ()) {
     ] {
         resolve_into(slot, name);
     }
+    // SAFETY: getppid has no preconditions.
+    let ppid = unsafe { libc::getppid() } as u32;
     // A statically linked allocator (or one the executable defines itself)
     // wins the symbol lookup over LD_PRELOAD: detect and say so.
     // SAFETY: dlsym lookup of a NUL-terminated name.
     let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"malloc".as_ptr()) };
-    if !core::ptr::eq(found as *const (), our_malloc) {
+    if start_session(false, ppid) && !core::ptr::eq(found as *const (), our_malloc) {
         session::add_warning(
             "the program's malloc is not the one memlens interposes (it is statically linked or defined by the executable); allocations through it are not recorded".into(),
         );
     }
-    // SAFETY: getppid has no preconditions.
-    let ppid = unsafe { libc::getppid() } as u32;
-    start_session(false, ppid);
     // SAFETY: dlsym lookup of a NUL-terminated name.
     let freeres = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"_ZN9__gnu_cxx9__freeresEv".as_ptr()) };
     FREERES.store(freeres as usize, Ordering::Release);
@@ -261,8 +289,6 @@ fn before_exec() {
     }
     session::add_mark(clock::now_raw(), gettid(), "exec".into());
     wakeup::flush_and_wait(None);
-    let pid = PID.load(Ordering::Relaxed);
-    writer::with_writer(|w| output::release_claim(session::config(), w.output_mut(), pid));
 }
 
 macro_rules! forward {
@@ -283,7 +309,8 @@ type ExecveFn =
 type ExecvFn = unsafe extern "C" fn(*const c_char, *const *const c_char) -> c_int;
 type FexecveFn = unsafe extern "C" fn(c_int, *const *const c_char, *const *const c_char) -> c_int;
 
-/// `execve`: flush, hand over the output path, then exec.
+/// `execve`: flush, then exec (the new image, if it records, truncates the
+/// same trace).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn execve(
     path: *const c_char,
@@ -363,7 +390,9 @@ pub unsafe extern "C" fn dlopen(file: *const c_char, mut mode: c_int) -> *mut c_
     }
     if mode & libc::RTLD_DEEPBIND != 0 {
         mode &= !libc::RTLD_DEEPBIND;
-        session::add_warning("dlopen with RTLD_DEEPBIND: the flag was removed so the library's allocations stay visible".into());
+        if RECORDING.load(Ordering::Acquire) {
+            session::add_warning("dlopen with RTLD_DEEPBIND: the flag was removed so the library's allocations stay visible".into());
+        }
     }
     // SAFETY: the resolved dlopen.
     let f: unsafe extern "C" fn(*const c_char, c_int) -> *mut c_void =
@@ -396,6 +425,9 @@ pub unsafe extern "C" fn dlclose(handle: *mut c_void) -> c_int {
 /// the `memlens-api` crate call this when the recorder is loaded).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn memlens_mark(name: *const c_char) {
+    if !RECORDING.load(Ordering::Acquire) {
+        return;
+    }
     let raw = clock::now_raw();
     let text = if name.is_null() {
         String::new()

@@ -51,11 +51,15 @@ impl<T> Locked<T> {
     /// In a forked child: the lock may have been held by a thread that does
     /// not exist here; start over with `value` (the old one is abandoned).
     pub fn reset(&self, value: T) {
+        core::mem::forget(self.take_in_child(value));
+    }
+
+    /// As [`Locked::reset`], handing the old value to the caller.
+    pub fn take_in_child(&self, value: T) -> T {
         // SAFETY: single-threaded child.
         unsafe {
             *self.lock.get() = libc::PTHREAD_MUTEX_INITIALIZER;
-            let old = core::mem::replace(&mut *self.value.get(), value);
-            core::mem::forget(old);
+            core::mem::replace(&mut *self.value.get(), value)
         }
     }
 }

@@ -1,6 +1,8 @@
-//! The real allocator: the next definitions of the malloc family after ours,
-//! resolved once with `dlsym(RTLD_NEXT, …)`, and a bootstrap arena for the
-//! few allocations `dlsym` itself makes while we resolve them.
+//! The real allocator: the next definitions of the malloc family after ours
+//! (and of `mmap`, `munmap` and `mremap`), resolved once with
+//! `dlsym(RTLD_NEXT, …)`, and a bootstrap arena for the few allocations
+//! `dlsym` itself makes while we resolve them. Until then the mapping calls
+//! are the raw system calls.
 //!
 //! Resolving through `RTLD_NEXT` (rather than calling `__libc_malloc`)
 //! keeps a jemalloc/tcmalloc/mimalloc that the program links dynamically
@@ -17,6 +19,12 @@ type FreeFn = unsafe extern "C" fn(*mut c_void);
 type MemalignFn = unsafe extern "C" fn(usize, usize) -> *mut c_void;
 type PosixMemalignFn = unsafe extern "C" fn(*mut *mut c_void, usize, usize) -> i32;
 type UsableFn = unsafe extern "C" fn(*mut c_void) -> usize;
+type MmapFn = unsafe extern "C" fn(*mut c_void, usize, i32, i32, i32, i64) -> *mut c_void;
+type MunmapFn = unsafe extern "C" fn(*mut c_void, usize) -> i32;
+/// `mremap` is variadic in C; its optional fifth argument (the new address,
+/// read only with `MREMAP_FIXED`) travels in the register a fixed fifth
+/// parameter uses, so forwarding it as one is exact on x86-64 and aarch64.
+type MremapFn = unsafe extern "C" fn(*mut c_void, usize, usize, i32, *mut c_void) -> *mut c_void;
 
 /// The resolved functions. Written once during [`resolve`], read-only afterwards.
 pub struct Real {
@@ -30,6 +38,9 @@ pub struct Real {
     pub valloc: MallocFn,
     pub pvalloc: MallocFn,
     pub usable_size: UsableFn,
+    pub mmap: MmapFn,
+    pub munmap: MunmapFn,
+    pub mremap: MremapFn,
 }
 
 unsafe extern "C" {
@@ -56,7 +67,41 @@ static mut REAL: Real = Real {
     valloc: libc_valloc,
     pvalloc: libc_pvalloc,
     usable_size: libc_usable_size,
+    mmap: sys_mmap,
+    munmap: sys_munmap,
+    mremap: sys_mremap,
 };
+
+unsafe extern "C" fn sys_mmap(
+    addr: *mut c_void,
+    len: usize,
+    prot: i32,
+    flags: i32,
+    fd: i32,
+    offset: i64,
+) -> *mut c_void {
+    // SAFETY: the system call with the caller's arguments; `syscall` returns
+    // -1 (MAP_FAILED) and sets errno on failure, as `mmap` does.
+    unsafe { libc::syscall(libc::SYS_mmap, addr, len, prot, flags, fd, offset) as *mut c_void }
+}
+
+unsafe extern "C" fn sys_munmap(addr: *mut c_void, len: usize) -> i32 {
+    // SAFETY: the system call with the caller's arguments.
+    unsafe { libc::syscall(libc::SYS_munmap, addr, len) as i32 }
+}
+
+unsafe extern "C" fn sys_mremap(
+    old: *mut c_void,
+    old_len: usize,
+    new_len: usize,
+    flags: i32,
+    new_addr: *mut c_void,
+) -> *mut c_void {
+    // SAFETY: the system call with the caller's arguments.
+    unsafe {
+        libc::syscall(libc::SYS_mremap, old, old_len, new_len, flags, new_addr) as *mut c_void
+    }
+}
 
 unsafe extern "C" fn libc_posix_memalign(out: *mut *mut c_void, align: usize, size: usize) -> i32 {
     // SAFETY: glibc's memalign takes any alignment and size (it returns null
@@ -155,6 +200,15 @@ pub fn resolve() {
         }
         if let Some(p) = next(c"malloc_usable_size") {
             r.usable_size = core::mem::transmute::<*mut c_void, UsableFn>(p);
+        }
+        if let Some(p) = next(c"mmap") {
+            r.mmap = core::mem::transmute::<*mut c_void, MmapFn>(p);
+        }
+        if let Some(p) = next(c"munmap") {
+            r.munmap = core::mem::transmute::<*mut c_void, MunmapFn>(p);
+        }
+        if let Some(p) = next(c"mremap") {
+            r.mremap = core::mem::transmute::<*mut c_void, MremapFn>(p);
         }
     }
     STATE.store(RESOLVED, Ordering::Release);

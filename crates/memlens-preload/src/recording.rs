@@ -22,6 +22,32 @@ pub fn latency() -> bool {
     LATENCY.load(Ordering::Relaxed)
 }
 
+/// True when frees are recorded with their call stacks (`MEMLENS_FREE_STACKS=1`).
+static FREE_STACKS: AtomicBool = AtomicBool::new(false);
+
+/// True when the program's own mappings are recorded (`MEMLENS_MMAP=1`).
+static MMAP: AtomicBool = AtomicBool::new(false);
+
+/// Turns free stacks and mapping records on or off (start-up only, before
+/// recording begins).
+pub fn set_captures(free_stacks: bool, mmap: bool) {
+    FREE_STACKS.store(free_stacks, Ordering::Relaxed);
+    MMAP.store(mmap, Ordering::Relaxed);
+}
+
+/// True when frees capture their stacks.
+#[inline(always)]
+pub fn free_stacks() -> bool {
+    FREE_STACKS.load(Ordering::Relaxed)
+}
+
+/// True when `mmap`, `munmap` and `mremap` are recorded; otherwise their
+/// hooks forward at once.
+#[inline(always)]
+pub fn mmap() -> bool {
+    MMAP.load(Ordering::Relaxed)
+}
+
 /// Events dropped because a ring stayed full (see `hooks::wait_for_room`).
 static DROPPED: AtomicU64 = AtomicU64::new(0);
 

@@ -15,11 +15,14 @@
 //!             word 0     word 1     word 2                       word 3
 //! bits        0‥64       0‥64       0‥48     48‥64               0‥8  8‥16  16‥32               32‥64
 //! ALLOC       time       addr       size     latency ≫ 16 ᴸ      1    func  latency & 0xffff ᴸ  stack
-//! FREE        time       addr       latency (whole word)         2    0     0                   0
+//! FREE        time       addr       latency (whole word)         2    0     0                   stack ᶠ
 //! REALLOC     time       new addr   size (whole word)            3    0     0                   stack
 //!  + 1 slot   old addr   latency    0                            0 (whole word)
 //! STACK       0          local id   depth                        4    0     0                   0
 //!  + ⌈depth/4⌉ slots: frames 4k, 4k + 1, 4k + 2, 4k + 3 in words 0‥3 (k = 0, 1, …)
+//! MMAP        time       addr       length                       5    src   0                   stack
+//!  + 1 slot   prot       flags      0                            0 (whole word)
+//! MUNMAP      time       addr       length                       6    0     0                   0
 //! ```
 //!
 //! - `time` is the raw clock (TSC ticks or monotonic nanoseconds) read after
@@ -36,6 +39,11 @@
 //!   own stack ids (0 means no stack), which the writer maps to global ids.
 //! - A `STACK` record's frames are return addresses, innermost first, four per
 //!   continuation slot; unused words of the last slot are 0.
+//! - ᶠ A `FREE`'s stack is captured only with `--free-stacks`; 0 otherwise.
+//! - `MMAP` and `MUNMAP` (`--mmap`) are the program's own mappings: `src` has
+//!   bit 0 set for a file mapping and bit 1 for the new range of an `mremap`
+//!   (whose old range is the `MUNMAP` published with it); `time` is read after
+//!   the call, except for a `MUNMAP` of `munmap`, where it is read before.
 
 use memlens_trace::AllocFn;
 
@@ -52,7 +60,16 @@ mod kind {
     pub const REALLOC: u64 = 3;
     /// A new thread-local stack definition (variable length).
     pub const STACK: u64 = 4;
+    /// A mapping (two slots).
+    pub const MMAP: u64 = 5;
+    /// An unmapping.
+    pub const MUNMAP: u64 = 6;
 }
+
+/// `MMAP` source bit: the mapping maps a file.
+pub const MAP_FILE: u64 = 1;
+/// `MMAP` source bit: the mapping is the new range of an `mremap`.
+pub const MAP_REMAP: u64 = 2;
 
 /// Bits of an `ALLOC` size in latency mode; the word's top 16 bits hold the
 /// high half of the latency.
@@ -101,10 +118,39 @@ pub fn encode_alloc<const LATENCY: bool>(
 }
 
 /// A free of `addr` at raw time `time` (before the call) that took `latency`
-/// ticks (0 without latency mode).
+/// ticks (0 without latency mode), with its stack (0 without free stacks).
 #[inline(always)]
-pub fn encode_free(time: u64, addr: u64, latency: u64) -> Slot {
-    [time, addr, latency, kind::FREE]
+pub fn encode_free(time: u64, addr: u64, latency: u64, stack: u32) -> Slot {
+    [time, addr, latency, kind::FREE | u64::from(stack) << 32]
+}
+
+/// A mapping of `len` bytes at `addr` made at raw time `time` with stack
+/// `stack`; `source` holds [`MAP_FILE`] and [`MAP_REMAP`] bits.
+#[inline(always)]
+pub fn encode_mmap(
+    time: u64,
+    addr: u64,
+    len: u64,
+    prot: u32,
+    flags: u32,
+    source: u64,
+    stack: u32,
+) -> [Slot; 2] {
+    [
+        [
+            time,
+            addr,
+            len,
+            kind::MMAP | (source & 0xff) << 8 | u64::from(stack) << 32,
+        ],
+        [u64::from(prot), u64::from(flags), 0, 0],
+    ]
+}
+
+/// An unmapping of `len` bytes at `addr` at raw time `time`.
+#[inline(always)]
+pub fn encode_munmap(time: u64, addr: u64, len: u64) -> Slot {
+    [time, addr, len, kind::MUNMAP]
 }
 
 /// A realloc of `old_addr` that returned `new_addr` at raw time `time`.
@@ -149,7 +195,12 @@ pub enum Record {
         latency: u64,
     },
     /// A free.
-    Free { time: u64, addr: u64, latency: u64 },
+    Free {
+        time: u64,
+        addr: u64,
+        latency: u64,
+        stack: u32,
+    },
     /// A realloc.
     Realloc {
         time: u64,
@@ -161,6 +212,19 @@ pub enum Record {
     },
     /// A new local stack, whose frames the decoder put in its caller's buffer.
     Stack { local_id: u32 },
+    /// A mapping.
+    Mmap {
+        time: u64,
+        addr: u64,
+        len: u64,
+        prot: u32,
+        flags: u32,
+        file: bool,
+        remap: bool,
+        stack: u32,
+    },
+    /// An unmapping.
+    Munmap { time: u64, addr: u64, len: u64 },
     /// A slot of a kind this decoder does not know (skipped).
     Unknown,
 }
@@ -174,7 +238,10 @@ impl Record {
                 Some((time.saturating_sub(latency), time))
             }
             Record::Free { time, latency, .. } => Some((time, time.saturating_add(latency))),
-            Record::Stack { .. } | Record::Unknown => None,
+            Record::Stack { .. }
+            | Record::Mmap { .. }
+            | Record::Munmap { .. }
+            | Record::Unknown => None,
         }
     }
 }
@@ -230,6 +297,26 @@ impl Decoder {
                 time: w0,
                 addr: w1,
                 latency: w2,
+                stack,
+            },
+            kind::MMAP => {
+                let [prot, flags, _, _] = slots.next().unwrap_or([0; 4]);
+                let source = (w3 >> 8) & 0xff;
+                Record::Mmap {
+                    time: w0,
+                    addr: w1,
+                    len: w2,
+                    prot: prot as u32,
+                    flags: flags as u32,
+                    file: source & MAP_FILE != 0,
+                    remap: source & MAP_REMAP != 0,
+                    stack,
+                }
+            }
+            kind::MUNMAP => Record::Munmap {
+                time: w0,
+                addr: w1,
+                len: w2,
             },
             kind::REALLOC => {
                 let [old_addr, latency, _, _] = slots.next().unwrap_or([0; 4]);
@@ -379,13 +466,14 @@ mod tests {
 
     #[test]
     fn free_interval_starts_at_its_time() {
-        let (records, _) = decode_all(&Decoder::new(true, 64), &[encode_free(50, 8, 5)]);
+        let (records, _) = decode_all(&Decoder::new(true, 64), &[encode_free(50, 8, 5, 0)]);
         assert_eq!(
             records,
             [Record::Free {
                 time: 50,
                 addr: 8,
-                latency: 5
+                latency: 5,
+                stack: 0,
             }]
         );
         assert_eq!(records[0].call_interval(), Some((50, 55)));
@@ -440,7 +528,7 @@ mod tests {
 
     #[test]
     fn unknown_kinds_are_skipped_one_slot_at_a_time() {
-        let slots = [[1, 2, 3, 0x77], encode_free(1, 2, 0)];
+        let slots = [[1, 2, 3, 0x77], encode_free(1, 2, 0, 0)];
         let (records, _) = decode_all(&Decoder::new(false, 64), &slots);
         assert_eq!(records[0], Record::Unknown);
         assert!(matches!(records[1], Record::Free { .. }));
@@ -464,7 +552,7 @@ mod tests {
                     } else {
                         0
                     };
-                    match rng.next() % 4 {
+                    match rng.next() % 6 {
                         0 => {
                             let func = AllocFn::ALL[(rng.next() % 7) as usize];
                             let size = if latency_mode {
@@ -487,12 +575,34 @@ mod tests {
                             });
                         }
                         1 => {
-                            slots.push(encode_free(time, addr, latency));
+                            slots.push(encode_free(time, addr, latency, stack));
                             expected.push(Record::Free {
                                 time,
                                 addr,
                                 latency,
+                                stack,
                             });
+                        }
+                        4 => {
+                            let (len, prot, flags) =
+                                (rng.any(), rng.any() as u32, rng.any() as u32);
+                            let source = rng.next() & 3;
+                            slots.extend(encode_mmap(time, addr, len, prot, flags, source, stack));
+                            expected.push(Record::Mmap {
+                                time,
+                                addr,
+                                len,
+                                prot,
+                                flags,
+                                file: source & MAP_FILE != 0,
+                                remap: source & MAP_REMAP != 0,
+                                stack,
+                            });
+                        }
+                        5 => {
+                            let len = rng.any();
+                            slots.push(encode_munmap(time, addr, len));
+                            expected.push(Record::Munmap { time, addr, len });
                         }
                         2 => {
                             let (old_addr, size) = (rng.any(), rng.any());

@@ -6,7 +6,7 @@
 //! [`wait_briefly`] (when one is full); `exit`, `_exit` and `exec` call
 //! [`flush_and_wait`]. The writer's side is the rest. Nothing here locks.
 
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use crate::clock;
 
@@ -18,6 +18,9 @@ static FLUSH_DONE: AtomicU32 = AtomicU32::new(0);
 /// Set with a flush request when the trace must end after it.
 static END_REQUESTED: AtomicBool = AtomicBool::new(false);
 static END_HOW: AtomicU32 = AtomicU32::new(0);
+/// The raw clock when the end was asked for: the End record's time is when the
+/// program called `exit`, not when the writer got to it.
+static END_RAW: AtomicU64 = AtomicU64::new(0);
 
 /// How the trace ended, for the End record: `exit` was called.
 pub const END_EXIT: u32 = 1;
@@ -71,6 +74,7 @@ pub fn wait_briefly() {
 /// finished with an End record.
 pub fn flush_and_wait(end: Option<u32>) {
     if let Some(how) = end {
+        END_RAW.store(clock::now_raw(), Ordering::Relaxed);
         END_HOW.store(how, Ordering::Relaxed);
         END_REQUESTED.store(true, Ordering::Release);
     }
@@ -116,12 +120,16 @@ pub fn complete_flush(request: u32) {
     futex_wake(&FLUSH_DONE);
 }
 
-/// Writer: how the trace must end ([`END_EXIT`] or [`END_UNDERSCORE_EXIT`]),
-/// if a flush request asked for the end.
-pub fn end_requested() -> Option<u32> {
-    END_REQUESTED
-        .load(Ordering::Acquire)
-        .then(|| END_HOW.load(Ordering::Relaxed))
+/// Writer: how the trace must end ([`END_EXIT`] or [`END_UNDERSCORE_EXIT`])
+/// and the raw clock when that was asked for, if a flush request asked for
+/// the end.
+pub fn end_requested() -> Option<(u32, u64)> {
+    END_REQUESTED.load(Ordering::Acquire).then(|| {
+        (
+            END_HOW.load(Ordering::Relaxed),
+            END_RAW.load(Ordering::Relaxed),
+        )
+    })
 }
 
 /// Resets the words in a forked child (its writer is new).

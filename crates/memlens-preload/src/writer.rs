@@ -25,8 +25,7 @@ use crate::ticks::TickConverter;
 use crate::{clock, modules, recording, registry, session, wakeup};
 
 /// The writer, behind a mutex that the writer thread holds for one round at
-/// a time; `exec` (to rename the trace) and `fork` (so the child never
-/// inherits it mid-round) take it too. The allocation hot path never does.
+/// a time; `fork` (so the child never inherits it mid-round) takes it too. The allocation hot path never does.
 static WRITER: Locked<Option<Writer>> = Locked::new(None);
 
 /// Installs the writer.
@@ -49,9 +48,16 @@ pub fn after_fork_parent() {
     WRITER.unlock();
 }
 
-/// `fork`, child side: the parent's writer is not ours.
+/// `fork`, child side: the parent's writer is not ours. Its memory is
+/// abandoned (shared with the parent until written), but its copy of the
+/// parent's trace descriptor is closed.
 pub fn after_fork_child() {
-    WRITER.reset(None);
+    if let Some(parent) = WRITER.take_in_child(None) {
+        // SAFETY: closing this process's copy of the descriptor; nothing in
+        // the child uses it.
+        unsafe { libc::close(parent.out.fd) };
+        core::mem::forget(parent);
+    }
 }
 
 struct ThreadOut {
@@ -86,6 +92,8 @@ pub struct Writer {
     decoder: Decoder,
     /// The events written so far, for the totals record at the end.
     totals: memlens_trace::Totals,
+    /// The latest event time written, ns.
+    latest_ns: u64,
 }
 
 /// Event chunks close at 1 MiB of columns: larger chunks compress better
@@ -97,6 +105,8 @@ impl Writer {
     /// process record.
     pub fn new(out: Output, info: memlens_trace::ProcessInfo, raw0: u64, mono0: u64) -> Writer {
         let cfg = session::config();
+        // The hooks' capture modes, set before recording starts.
+        recording::set_captures(cfg.free_stacks, cfg.mmap);
         let mut w = Writer {
             out,
             compressor: if cfg.compress {
@@ -122,6 +132,7 @@ impl Writer {
             latency: cfg.latency,
             decoder: Decoder::new(cfg.latency, MAX_DEPTH),
             totals: memlens_trace::Totals::default(),
+            latest_ns: 0,
         };
         let header = memlens_trace::header::header_bytes();
         w.failed = !output::write_all(w.out.fd, &header);
@@ -244,6 +255,36 @@ impl Writer {
                     continue;
                 }
                 Record::Unknown => continue,
+                Record::Mmap {
+                    time,
+                    addr,
+                    len,
+                    prot,
+                    flags,
+                    file,
+                    remap,
+                    stack: local,
+                } => {
+                    let mapping = memlens_trace::Mapping {
+                        t: self.ticks.convert(time),
+                        tid,
+                        addr,
+                        len,
+                        prot,
+                        flags,
+                        file,
+                        remap,
+                        stack: stack(local),
+                    };
+                    self.process.meta(&Meta::Mmap(mapping));
+                    continue;
+                }
+                Record::Munmap { time, addr, len } => {
+                    let t = self.ticks.convert(time);
+                    let unmapping = memlens_trace::Unmapping { t, tid, addr, len };
+                    self.process.meta(&Meta::Munmap(unmapping));
+                    continue;
+                }
                 Record::Alloc {
                     time,
                     addr,
@@ -259,10 +300,16 @@ impl Writer {
                     stack: stack(local),
                     func,
                 },
-                Record::Free { time, addr, .. } => Event::Free {
+                Record::Free {
+                    time,
+                    addr,
+                    stack: local,
+                    ..
+                } => Event::Free {
                     t: self.ticks.convert(time),
                     tid,
                     addr,
+                    stack: stack(local),
                 },
                 Record::Realloc {
                     time,
@@ -280,18 +327,8 @@ impl Writer {
                     stack: stack(local),
                 },
             };
-            let totals = &mut self.totals;
-            match event {
-                Event::Alloc { size, .. } => {
-                    totals.allocations += 1;
-                    totals.requested_bytes += size;
-                }
-                Event::Realloc { size, .. } => {
-                    totals.reallocations += 1;
-                    totals.requested_bytes += size;
-                }
-                Event::Free { .. } => totals.frees += 1,
-            }
+            self.latest_ns = self.latest_ns.max(event.time());
+            self.totals.count(&event);
             match record.call_interval() {
                 Some((start, end)) if self.latency => {
                     let ns = self.ticks.span(start, end);
@@ -446,22 +483,17 @@ impl Writer {
         let requested = wakeup::flush_pending(req);
         if flush_due || requested || self.process.len() >= CHUNK_BYTES {
             if requested
-                && let Some(how) = wakeup::end_requested()
+                && let Some((how, raw)) = wakeup::end_requested()
                 && !self.ended
             {
                 self.ended = true;
-                let t = self.now_ns();
+                // When the program called `exit` (no event is later).
+                let t = self.ticks.convert(raw).max(self.latest_ns);
                 let how = match how {
                     wakeup::END_UNDERSCORE_EXIT => "_exit",
                     _ => "exit",
                 };
-                let totals = self.totals;
-                self.process.meta(&Meta::Totals {
-                    allocations: totals.allocations,
-                    frees: totals.frees,
-                    reallocations: totals.reallocations,
-                    requested_bytes: totals.requested_bytes,
-                });
+                self.process.meta(&Meta::Totals(self.totals));
                 self.process.meta(&Meta::End { t, how: how.into() });
             }
             self.flush_all();
@@ -469,11 +501,6 @@ impl Writer {
         if requested {
             wakeup::complete_flush(req);
         }
-    }
-
-    /// Gives the exec hook access to the output for renaming.
-    pub fn output_mut(&mut self) -> &mut Output {
-        &mut self.out
     }
 }
 

@@ -100,6 +100,7 @@ pub fn record_java(options: &JavaOptions) -> Result<RecordOutcome, RecordError> 
         program,
         exit_code,
         traces,
+        unfollowed: manifest.unfollowed(),
     })
 }
 

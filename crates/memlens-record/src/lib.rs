@@ -35,7 +35,8 @@
 //! - `program.rs`: finding the program on `PATH`, signals, the exit code.
 //! - `helper_library.rs`: finding the preload library and the agent.
 //! - `output.rs`: the requested trace.
-//! - `manifest.rs`: the list of traces the recorders write.
+//! - `manifest.rs`: the list of traces the recorders write, and of the processes
+//!   they left unrecorded (without `--follow-fork`).
 //! - `observer.rs`, `outcome.rs`, `error.rs`: what goes back to the caller.
 //!
 //! The Valgrind recorder, which runs the program under Valgrind rather than inside

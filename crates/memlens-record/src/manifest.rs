@@ -1,8 +1,11 @@
 //! The manifest: the file where the recorders list the traces they write, one
 //! path per line. The preload library and the Java agent append to the file named
-//! by `MEMLENS_MANIFEST` in every process of the run (forked children, programs a
-//! wrapper script starts), so after the run it says which traces this recording
-//! made, and memlens reports the one that did the most first.
+//! by `MEMLENS_MANIFEST` in every process of the run, so after the run it says
+//! which traces this recording made, and memlens reports the one that did the most
+//! first. A process the preload library does not record (a forked child without
+//! `--follow-fork`, a program such a child runs) appends `unfollowed <pid>`
+//! instead: not a trace, but counted once per pid, so memlens can say how many
+//! processes were left out.
 
 use std::path::{Path, PathBuf};
 
@@ -38,6 +41,26 @@ impl Manifest {
     pub fn traces(&self) -> Vec<PathBuf> {
         traces_in_manifest(&self.path)
     }
+
+    /// How many processes of the run were not recorded (distinct pids of its
+    /// `unfollowed <pid>` lines); 0 when it cannot be read.
+    pub fn unfollowed(&self) -> usize {
+        unfollowed_pids(&std::fs::read_to_string(&self.path).unwrap_or_default())
+    }
+}
+
+/// The line prefix of a process that was not recorded.
+const UNFOLLOWED: &str = "unfollowed ";
+
+/// The number of distinct pids in a manifest's `unfollowed <pid>` lines (a
+/// forked child that `exec`s says so once per image, with the same pid).
+fn unfollowed_pids(text: &str) -> usize {
+    let mut pids: Vec<&str> = (text.lines())
+        .filter_map(|line| line.strip_prefix(UNFOLLOWED))
+        .collect();
+    pids.sort_unstable();
+    pids.dedup();
+    pids.len()
 }
 
 impl Drop for Manifest {
@@ -55,10 +78,11 @@ pub fn traces_in_manifest(manifest: &Path) -> Vec<PathBuf> {
     largest_first(listed_traces(&text), records_in)
 }
 
-/// The existing files listed in a manifest's `text`, each once, in order.
+/// The existing files listed in a manifest's `text`, each once, in order
+/// (`unfollowed` lines are not traces).
 fn listed_traces(text: &str) -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = Vec::new();
-    for line in text.lines() {
+    for line in text.lines().filter(|l| !l.starts_with(UNFOLLOWED)) {
         let path = PathBuf::from(line);
         if path.is_file() && !paths.contains(&path) {
             paths.push(path);
@@ -105,6 +129,24 @@ mod tests {
             b.display()
         );
         assert_eq!(listed_traces(&text), [b, a]);
+    }
+
+    #[test]
+    fn unfollowed_processes_are_counted_once_per_pid_and_never_listed_as_traces() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("f.mlens");
+        std::fs::write(&root, b"").unwrap();
+        let text = format!(
+            "unfollowed 12\n{}\nunfollowed 13\nunfollowed 12\nunfollowed 7\n",
+            root.display()
+        );
+        assert_eq!(unfollowed_pids(&text), 3);
+        assert_eq!(listed_traces(&text), [root]);
+        assert_eq!(unfollowed_pids(""), 0);
+        let manifest = Manifest::create();
+        std::fs::write(manifest.path(), "unfollowed 40\nunfollowed 41\n").unwrap();
+        assert_eq!(manifest.unfollowed(), 2);
+        assert!(manifest.traces().is_empty());
     }
 
     #[test]

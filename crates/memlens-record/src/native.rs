@@ -2,11 +2,17 @@
 //! the checks before the run (the program can be interposed, the options are
 //! sound) and the environment that tells the library what to do.
 //!
-//! Children are followed: a forked child writes its own trace, and a program
-//! started through a wrapper script that `exec`s it keeps the requested file name
-//! (see `memlens-preload`'s `output.rs`). Every trace is listed in the manifest.
+//! One trace for the program the user launched, following `exec`: the library
+//! always gets `MEMLENS_OUTPUT`, the absolute `-o` path or, without one,
+//! `<cwd>/memlens.<command>.%p.mlens` after the command the user typed (the
+//! library puts the pid for `%p`), and a wrapper script that `exec`s the real
+//! program leaves one trace, of the program. The other processes of the run
+//! (forked children, the programs they run) are recorded only with
+//! `follow_fork`, each under the name with its pid (`f.mlens` → `f.<pid>.mlens`);
+//! otherwise they are counted ([`RecordOutcome::unfollowed`]). See
+//! `memlens-preload`'s `output.rs`. Every trace is listed in the manifest.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
 use memlens_symbols::Interposition;
@@ -52,9 +58,12 @@ impl Unwind {
 pub struct NativeOptions {
     /// The program and its arguments.
     pub command: Vec<OsString>,
-    /// The trace to write; `None` for `memlens.<prog>.<pid>.mlens` in the current
-    /// directory. Forked children write next to it.
+    /// The trace to write; `None` for `memlens.<command>.<pid>.mlens` in the
+    /// current directory. `%p` in it is replaced by the pid.
     pub output: Option<PathBuf>,
+    /// Record the other processes of the run too (forked children, the programs
+    /// they run), each under the output's name with its pid.
+    pub follow_fork: bool,
     /// Overwrite the output if it exists.
     pub force: bool,
     /// How to capture call stacks.
@@ -67,6 +76,10 @@ pub struct NativeOptions {
     /// Allocation wrappers (globs over demangled function names) written into the
     /// trace, so every command treats their frames as the allocator's.
     pub wrappers: Vec<String>,
+    /// Also record the call stack of every free.
+    pub free_stacks: bool,
+    /// Also record the program's own `mmap`, `munmap` and `mremap` calls.
+    pub mmap: bool,
 }
 
 /// Runs the program under the LD_PRELOAD library until it ends. A program that
@@ -98,15 +111,18 @@ pub fn record_native(
     }
     memlens_symbols::FramePolicy::with_wrappers(&options.wrappers)?;
     let manifest = Manifest::create();
-    let traces = match &options.output {
-        Some(out) => TraceNames::File(absolute(out)),
-        None => TraceNames::In(std::env::current_dir().map_err(RecordError::CurrentDir)?),
+    let template = match &options.output {
+        Some(out) => absolute(out),
+        None => {
+            let cwd = std::env::current_dir().map_err(RecordError::CurrentDir)?;
+            default_template(&cwd, given.as_os_str())
+        }
     };
     let launch = native_launch(
         options,
         &preload,
         manifest.path(),
-        &traces,
+        &template,
         std::env::var_os("LD_PRELOAD"),
     );
     let exit_code = launch.run()?;
@@ -114,7 +130,19 @@ pub fn record_native(
         program,
         exit_code,
         traces: manifest.traces(),
+        unfollowed: manifest.unfollowed(),
     })
+}
+
+/// `<cwd>/memlens.<name>.%p.mlens`, named after the file name of the command the
+/// user typed (`python3` even when a shell script `exec`s it); a `%` in that name
+/// becomes `_`, so only the library's `%p` is replaced.
+fn default_template(cwd: &Path, command: &OsStr) -> PathBuf {
+    let name = Path::new(command)
+        .file_name()
+        .map(|n| n.to_string_lossy().replace('%', "_"))
+        .unwrap_or_else(|| "prog".into());
+    cwd.join(format!("memlens.{name}.%p.mlens"))
 }
 
 /// A usage error unless `every` is a positive duration.
@@ -128,15 +156,6 @@ fn check_mark_every(every: &str) -> Result<(), RecordError> {
     }
 }
 
-/// Where the library names the traces.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum TraceNames {
-    /// The requested file (absolute).
-    File(PathBuf),
-    /// Default names in this folder.
-    In(PathBuf),
-}
-
 /// The program with the library preloaded (before any library memlens inherited
 /// in `LD_PRELOAD`) and the library's settings; variables memlens inherited that
 /// would mislead the library are removed.
@@ -144,7 +163,7 @@ fn native_launch(
     options: &NativeOptions,
     preload: &Path,
     manifest: &Path,
-    traces: &TraceNames,
+    template: &Path,
     inherited_preload: Option<OsString>,
 ) -> Launch {
     let mut launch = Launch::new(&options.command[0]);
@@ -156,12 +175,12 @@ fn native_launch(
     launch.set("MEMLENS_MANIFEST", manifest);
     launch.set("MEMLENS_UNWIND", options.unwind.name());
     launch.remove("MEMLENS_CLAIMED");
-    match traces {
-        TraceNames::File(file) => launch.set("MEMLENS_OUTPUT", file),
-        TraceNames::In(folder) => {
-            launch.remove("MEMLENS_OUTPUT");
-            launch.set("MEMLENS_DIR", folder);
-        }
+    launch.set("MEMLENS_OUTPUT", template);
+    launch.remove("MEMLENS_DIR");
+    if options.follow_fork {
+        launch.set("MEMLENS_FOLLOW_FORK", "1");
+    } else {
+        launch.remove("MEMLENS_FOLLOW_FORK");
     }
     if let Some(every) = &options.mark_every {
         launch.set("MEMLENS_MARK_EVERY", every);
@@ -176,13 +195,21 @@ fn native_launch(
     } else {
         launch.remove("MEMLENS_LATENCY");
     }
+    for (on, name) in [
+        (options.free_stacks, "MEMLENS_FREE_STACKS"),
+        (options.mmap, "MEMLENS_MMAP"),
+    ] {
+        if on {
+            launch.set(name, "1");
+        } else {
+            launch.remove(name);
+        }
+    }
     launch
 }
 
 #[cfg(test)]
 mod tests {
-    use std::ffi::OsStr;
-
     use super::*;
 
     /// The change that sets a variable to `value`.
@@ -203,7 +230,7 @@ mod tests {
             &options(&["./prog", "-n", "3"]),
             Path::new("/m/libmemlens_preload.so"),
             Path::new("/tmp/memlens-manifest-x"),
-            &TraceNames::In("/work".into()),
+            &default_template(Path::new("/work"), OsStr::new("./prog")),
             Some("/lib/other.so".into()),
         );
         assert_eq!(launch.program, "./prog");
@@ -217,10 +244,14 @@ mod tests {
             set("/tmp/memlens-manifest-x")
         );
         assert_eq!(launch.change("MEMLENS_UNWIND"), set("dwarf"));
-        assert_eq!(launch.change("MEMLENS_DIR"), set("/work"));
+        assert_eq!(
+            launch.change("MEMLENS_OUTPUT"),
+            set("/work/memlens.prog.%p.mlens")
+        );
         for removed in [
             "MEMLENS_CLAIMED",
-            "MEMLENS_OUTPUT",
+            "MEMLENS_DIR",
+            "MEMLENS_FOLLOW_FORK",
             "MEMLENS_LATENCY",
             "MEMLENS_WRAPPERS",
         ] {
@@ -236,24 +267,52 @@ mod tests {
         asked.unwind = Unwind::FramePointers;
         asked.mark_every = Some("50ms".into());
         asked.latency = true;
+        asked.follow_fork = true;
         asked.wrappers = vec!["my_alloc*".into(), "Arena::make".into()];
         let launch = native_launch(
             &asked,
             Path::new("/m/libmemlens_preload.so"),
             Path::new("/tmp/m"),
-            &TraceNames::File("/out/run.mlens".into()),
+            Path::new("/out/run.mlens"),
             Some("".into()),
         );
         assert_eq!(launch.change("LD_PRELOAD"), set("/m/libmemlens_preload.so"));
         assert_eq!(launch.change("MEMLENS_UNWIND"), set("fp"));
         assert_eq!(launch.change("MEMLENS_OUTPUT"), set("/out/run.mlens"));
-        assert_eq!(launch.change("MEMLENS_DIR"), None);
+        assert_eq!(launch.change("MEMLENS_FOLLOW_FORK"), set("1"));
         assert_eq!(launch.change("MEMLENS_MARK_EVERY"), set("50ms"));
         assert_eq!(launch.change("MEMLENS_LATENCY"), set("1"));
         assert_eq!(
             launch.change("MEMLENS_WRAPPERS"),
             set("my_alloc*\nArena::make")
         );
+    }
+
+    #[test]
+    fn the_default_trace_is_named_after_the_command_the_user_typed() {
+        let name = |command: &str| default_template(Path::new("/w"), OsStr::new(command));
+        assert_eq!(name("python3"), Path::new("/w/memlens.python3.%p.mlens"));
+        assert_eq!(
+            name("./tools/shim.sh"),
+            Path::new("/w/memlens.shim.sh.%p.mlens")
+        );
+        assert_eq!(name("/bin/50%pc"), Path::new("/w/memlens.50_pc.%p.mlens"));
+    }
+
+    #[test]
+    fn free_stacks_and_mappings_are_asked_for_or_cleared() {
+        let launch = |asked: &NativeOptions| {
+            let out = Path::new("/out/run.mlens");
+            native_launch(asked, Path::new("/m/lib.so"), Path::new("/m"), out, None)
+        };
+        let plain = launch(&options(&["prog"]));
+        assert_eq!(plain.change("MEMLENS_FREE_STACKS"), Some(None));
+        assert_eq!(plain.change("MEMLENS_MMAP"), Some(None));
+        let mut asked = options(&["prog"]);
+        (asked.free_stacks, asked.mmap) = (true, true);
+        let both = launch(&asked);
+        assert_eq!(both.change("MEMLENS_FREE_STACKS"), set("1"));
+        assert_eq!(both.change("MEMLENS_MMAP"), set("1"));
     }
 
     #[test]

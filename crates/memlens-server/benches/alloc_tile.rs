@@ -86,6 +86,7 @@ fn generate(blocks: u64) -> AllocModel {
                 t,
                 thread: threads[(addr as usize >> 4) % 4],
                 addr,
+                site: memlens_alloc::SiteId::UNKNOWN,
                 latency_ns: None,
             });
             free[class].push(addr);

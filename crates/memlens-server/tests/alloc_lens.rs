@@ -51,6 +51,7 @@ fn model() -> AllocModel {
             t,
             thread,
             addr,
+            site: memlens_alloc::SiteId::UNKNOWN,
             latency_ns: None,
         })
     };
@@ -527,6 +528,7 @@ fn busy_model() -> AllocModel {
                 t: t + 5,
                 thread,
                 addr,
+                site: memlens_alloc::SiteId::UNKNOWN,
                 latency_ns: None,
             });
         }

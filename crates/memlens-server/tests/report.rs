@@ -80,6 +80,7 @@ fn alloc_model() -> AllocModel {
             t: t + 900,
             thread: worker,
             addr: BASE + 0x10_0000,
+            site: memlens_alloc::SiteId::UNKNOWN,
             latency_ns: None,
         });
     }

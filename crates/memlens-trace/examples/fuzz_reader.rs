@@ -7,7 +7,8 @@
 //! Usage: `cargo run --release -p memlens-trace --example fuzz_reader -- [ITERATIONS]`
 
 use memlens_trace::{
-    AllocFn, ClockSource, Event, EventStream, Meta, Metadata, ProcessInfo, TraceFile, TraceWriter,
+    AllocFn, ClockSource, Event, EventStream, Mapping, Meta, Metadata, ProcessInfo, TraceFile,
+    TraceWriter, Unmapping,
 };
 
 struct Rng(u64);
@@ -43,6 +44,8 @@ fn seed_trace(rng: &mut Rng) -> Vec<u8> {
     let mut t = 0;
     // Half the seeds carry allocator latencies (the optional columns).
     let latencies = rng.below(2) == 0;
+    // Half carry free stacks (one more optional column) and mappings.
+    let free_stacks = rng.below(2) == 0;
     for i in 0..(200 + rng.below(3000)) {
         t += rng.below(500) as u64;
         let tid = 1 + rng.below(3) as u32;
@@ -76,6 +79,28 @@ fn seed_trace(rng: &mut Rng) -> Vec<u8> {
                 .expect("meta");
             }
         }
+        if free_stacks && i % 23 == 0 {
+            let (addr, len) = (0x7f00_0000_0000 + 4096 * rng.below(1000) as u64, 4096 * 8);
+            w.meta(&Meta::Mmap(Mapping {
+                t,
+                tid,
+                addr,
+                len,
+                prot: 3,
+                flags: 0x22,
+                file: rng.below(2) == 0,
+                remap: rng.below(5) == 0,
+                stack: rng.below(50) as u32,
+            }))
+            .expect("meta");
+            w.meta(&Meta::Munmap(Unmapping {
+                t: t + 1,
+                tid,
+                addr: addr + 4096,
+                len: 4096 * rng.below(9) as u64,
+            }))
+            .expect("meta");
+        }
         let e = if live.is_empty() || rng.below(3) != 0 {
             let addr = (0x5000_0000 + rng.below(1 << 20) as u64)
                 & !(if rng.below(9) == 0 { 0 } else { 15 });
@@ -102,7 +127,12 @@ fn seed_trace(rng: &mut Rng) -> Vec<u8> {
                     stack: 1,
                 }
             } else {
-                Event::Free { t, tid, addr }
+                Event::Free {
+                    t,
+                    tid,
+                    addr,
+                    stack: if free_stacks { rng.below(50) as u32 } else { 0 },
+                }
             }
         };
         if latencies {

@@ -24,14 +24,26 @@
 //! one for frees, written only when the chunk has latencies, so chunks
 //! without them are byte for byte what they were before, and readers that
 //! know only the first ten columns skip the extra ones.
+//!
+//! Likewise (`memlens record --free-stacks`) a chunk whose frees carry their
+//! call stacks has a thirteenth column, the stack of each free. Columns are
+//! positional, so such a chunk has the latency columns too (zeros, "not
+//! measured", when latencies were not recorded: they compress to a few
+//! bytes), and readers that know twelve columns or ten read its events
+//! unchanged.
 
 use rustc_hash::FxHashMap;
 
 use crate::record::{AllocFn, Event, TimeNs};
 use crate::varint::{Cursor, put_i64, put_u64};
 
-/// Number of columns this version knows (the latency columns included).
-pub const COLUMNS: usize = 12;
+/// Number of columns this version knows (the latency and free-stack columns
+/// included).
+pub const COLUMNS: usize = 13;
+
+/// Number of columns of a chunk with latencies but without free stacks (every
+/// column before [`col::FREE_STACK`]).
+pub const LATENCY_COLUMNS: usize = 12;
 
 /// Number of columns of a chunk without latencies (every column before
 /// [`col::LAT_ALLOC`]).
@@ -80,6 +92,9 @@ pub mod col {
     pub const LAT_ALLOC: usize = 10;
     /// Latencies of frees, as [`LAT_ALLOC`]; present only with it.
     pub const LAT_FREE: usize = 11;
+    /// Stack ids of frees as varints (0 = not recorded); present only in
+    /// chunks with free stacks, which then have the latency columns too.
+    pub const FREE_STACK: usize = 12;
 }
 
 /// Op byte: bits 0–1 the event kind.
@@ -271,6 +286,9 @@ pub struct ColumnEncoder {
     /// True once an event of this chunk came with a latency: the chunk then
     /// has the latency columns (earlier events get "not measured").
     latency: bool,
+    /// True once a free of this chunk came with a stack: the chunk then has
+    /// the free-stack column (earlier frees get 0) and the latency columns.
+    free_stacks: bool,
 }
 
 impl ColumnEncoder {
@@ -284,11 +302,37 @@ impl ColumnEncoder {
         self.events = 0;
         self.alloc_side = 0;
         self.latency = false;
+        self.free_stacks = false;
     }
 
     /// True when the chunk being built has the latency columns.
     pub fn has_latency(&self) -> bool {
         self.latency
+    }
+
+    /// True when the chunk being built has the free-stack column.
+    pub fn has_free_stacks(&self) -> bool {
+        self.free_stacks
+    }
+
+    /// Adds the latency columns, with "not measured" for the `events_before`
+    /// events already in the chunk.
+    fn start_latency(&mut self, events_before: u32) {
+        self.latency = true;
+        let frees = events_before - self.alloc_side;
+        self.cols[col::LAT_ALLOC].resize(self.alloc_side as usize, 0);
+        self.cols[col::LAT_FREE].resize(frees as usize, 0);
+    }
+
+    /// Adds the free-stack column (and the latency columns before it), with
+    /// stack 0 for the frees already in the chunk.
+    fn start_free_stacks(&mut self) {
+        self.free_stacks = true;
+        let frees = self.events - self.alloc_side;
+        self.cols[col::FREE_STACK].resize(frees as usize, 0);
+        if !self.latency {
+            self.start_latency(self.events);
+        }
     }
 
     /// Bytes so far (before compression).
@@ -381,11 +425,8 @@ impl ColumnEncoder {
         self.push_inner(event);
         let code = latency_code(latency_ns);
         if code != 0 && !self.latency {
-            self.latency = true;
             // Every earlier event of the chunk: "not measured".
-            let frees = self.events - 1 - self.alloc_side;
-            self.cols[col::LAT_ALLOC].resize(self.alloc_side as usize, 0);
-            self.cols[col::LAT_FREE].resize(frees as usize, 0);
+            self.start_latency(self.events - 1);
         }
         if self.latency {
             self.latency_value(event, code);
@@ -426,10 +467,16 @@ impl ColumnEncoder {
                 put_u64(&mut self.cols[col::STACK], u64::from(stack));
                 self.register(addr, size);
             }
-            Event::Free { t, addr, .. } => {
+            Event::Free { t, addr, stack, .. } => {
                 self.dt(t, col::DT_FREE);
                 let mode = self.old_addr(addr);
                 self.cols[col::OPS].push(op::FREE | mode << 2);
+                if stack != 0 && !self.free_stacks {
+                    self.start_free_stacks();
+                }
+                if self.free_stacks {
+                    put_u64(&mut self.cols[col::FREE_STACK], u64::from(stack));
+                }
             }
             Event::Realloc {
                 t,
@@ -451,11 +498,14 @@ impl ColumnEncoder {
         self.events += 1;
     }
 
-    /// The columns to store, in order: [`BASE_COLUMNS`] of them, or
-    /// [`COLUMNS`] when the chunk has latencies.
+    /// The columns to store, in order: [`BASE_COLUMNS`] of them,
+    /// [`LATENCY_COLUMNS`] when the chunk has latencies, or [`COLUMNS`] when
+    /// it has free stacks.
     pub fn columns(&self) -> &[Vec<u8>] {
-        if self.latency {
+        if self.free_stacks {
             &self.cols
+        } else if self.latency {
+            &self.cols[..LATENCY_COLUMNS]
         } else {
             &self.cols[..BASE_COLUMNS]
         }
@@ -471,6 +521,8 @@ pub struct ColumnDecoder<'a> {
     left: u32,
     /// The chunk has the latency columns.
     latency: bool,
+    /// The chunk has the free-stack column.
+    free_stacks: bool,
     /// The stored latency of the last event decoded (see [`latency_from_code`]).
     last_latency: u32,
 }
@@ -479,9 +531,12 @@ impl<'a> ColumnDecoder<'a> {
     /// Starts decoding `records` events of thread `tid` from `columns`
     /// (fewer than [`COLUMNS`] columns means the rest are empty; more than
     /// [`BASE_COLUMNS`] means the chunk has latencies, and then every event
-    /// must have its latency value).
+    /// must have its latency value; more than [`LATENCY_COLUMNS`] that it has
+    /// free stacks, and then every free must have its stack; columns past
+    /// those this version knows are skipped).
     pub fn new(columns: Vec<&'a [u8]>, records: u32, tid: u32, t_first: TimeNs) -> Self {
         let latency = columns.len() > col::LAT_ALLOC;
+        let free_stacks = columns.len() > col::FREE_STACK;
         let mut cols: Vec<Cursor<'a>> = columns.into_iter().map(Cursor::new).collect();
         cols.resize_with(COLUMNS, || Cursor::new(&[]));
         ColumnDecoder {
@@ -493,6 +548,7 @@ impl<'a> ColumnDecoder<'a> {
             tid,
             left: records,
             latency,
+            free_stacks,
             last_latency: 0,
         }
     }
@@ -604,7 +660,17 @@ impl<'a> ColumnDecoder<'a> {
             op::FREE => {
                 let t = self.dt(col::DT_FREE)?;
                 let addr = self.old_addr((o >> 2) & 3)?;
-                Some(Event::Free { t, tid, addr })
+                let stack = if self.free_stacks {
+                    self.cols[col::FREE_STACK].u32()?
+                } else {
+                    0
+                };
+                Some(Event::Free {
+                    t,
+                    tid,
+                    addr,
+                    stack,
+                })
             }
             op::REALLOC => {
                 let t = self.dt(col::DT_ALLOC)?;

@@ -8,7 +8,9 @@ use crate::chunk::ChunkHeader;
 use crate::columns::ColumnDecoder;
 use crate::format::ChunkKind;
 use crate::format::tag;
-use crate::record::{ClockSource, Event, Meta, Module, ProcessInfo, Segment};
+use crate::record::{
+    ClockSource, Event, Mapping, Meta, Module, ProcessInfo, Segment, Totals, Unmapping,
+};
 use crate::varint::Cursor;
 
 /// One decoded record.
@@ -171,12 +173,12 @@ fn meta(record_tag: u8, body: &[u8]) -> Option<Option<Meta>> {
             t: c.u64()?,
             raw: c.u64()?,
         },
-        tag::TOTALS => Meta::Totals {
+        tag::TOTALS => Meta::Totals(Totals {
             allocations: c.u64()?,
             frees: c.u64()?,
             reallocations: c.u64()?,
             requested_bytes: c.u64()?,
-        },
+        }),
         tag::WRAPPER => Meta::Wrapper {
             pattern: c.string()?,
         },
@@ -184,6 +186,27 @@ fn meta(record_tag: u8, body: &[u8]) -> Option<Option<Meta>> {
             t: c.u64()?,
             how: c.string()?,
         },
+        tag::MMAP => {
+            let (t, tid, addr, len) = (c.u64()?, c.u32()?, c.u64()?, c.u64()?);
+            let (prot, flags, source) = (c.u32()?, c.u32()?, c.u8()?);
+            Meta::Mmap(Mapping {
+                t,
+                tid,
+                addr,
+                len,
+                prot,
+                flags,
+                file: source & 1 != 0,
+                remap: source & 2 != 0,
+                stack: c.u32()?,
+            })
+        }
+        tag::MUNMAP => Meta::Munmap(Unmapping {
+            t: c.u64()?,
+            tid: c.u32()?,
+            addr: c.u64()?,
+            len: c.u64()?,
+        }),
         tag::TYPE_NAME => Meta::TypeName {
             id: c.u32()?,
             name: c.string()?,

@@ -2,7 +2,9 @@
 //!
 //! Chunk boundaries appear as `# chunk …` comment lines so a damaged file can
 //! be inspected chunk by chunk; damage appears as `# damage …` lines where it
-//! was found. Events recorded with `--latency` end in `latency=<ns>ns`.
+//! was found. Events recorded with `--latency` end in `latency=<ns>ns`; frees
+//! recorded with `--free-stacks` name their stack (`stack=<id>`); mappings
+//! recorded with `--mmap` are `mmap` and `munmap` lines.
 
 use std::io::{self, Write};
 
@@ -24,9 +26,18 @@ pub fn format_record(record: &Record) -> String {
             "{t} alloc tid={tid} addr={addr:#x} size={size} stack={stack} fn={}",
             func.name()
         ),
-        Record::Event(Event::Free { t, tid, addr }) => {
-            format!("{t} free tid={tid} addr={addr:#x}")
-        }
+        Record::Event(Event::Free {
+            t,
+            tid,
+            addr,
+            stack: 0,
+        }) => format!("{t} free tid={tid} addr={addr:#x}"),
+        Record::Event(Event::Free {
+            t,
+            tid,
+            addr,
+            stack,
+        }) => format!("{t} free tid={tid} addr={addr:#x} stack={stack}"),
         Record::Event(Event::Realloc {
             t,
             tid,
@@ -73,16 +84,28 @@ pub fn format_record(record: &Record) -> String {
             Meta::Mark { t, tid, name } => format!("{t} mark tid={tid} name={name:?}"),
             Meta::Warning { t, message } => format!("{t} warning {message:?}"),
             Meta::Clock { t, raw } => format!("{t} clock raw={raw}"),
-            Meta::Totals {
-                allocations,
-                frees,
-                reallocations,
-                requested_bytes,
-            } => format!(
-                "totals allocations={allocations} frees={frees} reallocations={reallocations} requested={requested_bytes}"
+            Meta::Totals(t) => format!(
+                "totals allocations={} frees={} reallocations={} requested={}",
+                t.allocations, t.frees, t.reallocations, t.requested_bytes
             ),
             Meta::Wrapper { pattern } => format!("wrapper pattern={pattern:?}"),
             Meta::End { t, how } => format!("{t} end how={how}"),
+            Meta::Mmap(m) => format!(
+                "{} mmap tid={} addr={:#x} len={} prot={:#x} flags={:#x} {}{} stack={}",
+                m.t,
+                m.tid,
+                m.addr,
+                m.len,
+                m.prot,
+                m.flags,
+                if m.file { "file" } else { "anonymous" },
+                if m.remap { " remap" } else { "" },
+                m.stack
+            ),
+            Meta::Munmap(u) => format!(
+                "{} munmap tid={} addr={:#x} len={}",
+                u.t, u.tid, u.addr, u.len
+            ),
             Meta::TypeName { id, name } => format!("type id={id} name={name:?}"),
             Meta::FrameName {
                 ip,

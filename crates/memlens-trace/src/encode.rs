@@ -78,44 +78,7 @@ impl ChunkBuilder {
         if self.records == 0 {
             self.columns.reset(t);
         }
-        let event = match *event {
-            Event::Alloc { .. } | Event::Free { .. } | Event::Realloc { .. }
-                if t == event.time() =>
-            {
-                *event
-            }
-            Event::Alloc {
-                tid,
-                addr,
-                size,
-                stack,
-                func,
-                ..
-            } => Event::Alloc {
-                t,
-                tid,
-                addr,
-                size,
-                stack,
-                func,
-            },
-            Event::Free { tid, addr, .. } => Event::Free { t, tid, addr },
-            Event::Realloc {
-                tid,
-                old_addr,
-                new_addr,
-                size,
-                stack,
-                ..
-            } => Event::Realloc {
-                t,
-                tid,
-                old_addr,
-                new_addr,
-                size,
-                stack,
-            },
-        };
+        let event = event.with_time(t);
         self.columns.push_with_latency(&event, latency_ns);
         self.records += 1;
     }
@@ -199,14 +162,9 @@ impl ChunkBuilder {
                 put_u64(&mut body, *raw);
                 tag::CLOCK
             }
-            Meta::Totals {
-                allocations,
-                frees,
-                reallocations,
-                requested_bytes,
-            } => {
-                for n in [allocations, frees, reallocations, requested_bytes] {
-                    put_u64(&mut body, *n);
+            Meta::Totals(t) => {
+                for n in [t.allocations, t.frees, t.reallocations, t.requested_bytes] {
+                    put_u64(&mut body, n);
                 }
                 tag::TOTALS
             }
@@ -219,6 +177,24 @@ impl ChunkBuilder {
                 put_u64(&mut body, *t);
                 put_str(&mut body, how);
                 tag::END
+            }
+            Meta::Mmap(m) => {
+                self.time(m.t);
+                for n in [m.t, u64::from(m.tid), m.addr, m.len] {
+                    put_u64(&mut body, n);
+                }
+                put_u64(&mut body, u64::from(m.prot));
+                put_u64(&mut body, u64::from(m.flags));
+                body.push(u8::from(m.file) | u8::from(m.remap) << 1);
+                put_u64(&mut body, u64::from(m.stack));
+                tag::MMAP
+            }
+            Meta::Munmap(u) => {
+                self.time(u.t);
+                for n in [u.t, u64::from(u.tid), u.addr, u.len] {
+                    put_u64(&mut body, n);
+                }
+                tag::MUNMAP
             }
             Meta::TypeName { id, name } => {
                 put_u64(&mut body, u64::from(*id));

@@ -112,4 +112,9 @@ pub mod tag {
     pub const WRAPPER: u8 = 0x8d;
     /// The recorder's counts of the events it wrote, at the end of a clean run.
     pub const TOTALS: u8 = 0x8e;
+    /// The program mapped memory (`memlens record --mmap`).
+    pub const MMAP: u8 = 0x8f;
+    /// The program unmapped memory (`memlens record --mmap`). (`0x90`–`0x92`
+    /// are the records of reference chunks: see `refs.rs`.)
+    pub const MUNMAP: u8 = 0x93;
 }

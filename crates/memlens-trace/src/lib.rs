@@ -39,11 +39,11 @@ pub mod writer;
 pub use decode::{Record, RecordDecoder};
 pub use encode::ChunkBuilder;
 pub use merge::EventStream;
-pub use metadata::{FrameName, LoadedModule, Mark, Metadata, StackTable, ThreadInfo, Totals};
+pub use metadata::{FrameName, LoadedModule, MapChange, Mark, Metadata, StackTable, ThreadInfo};
 pub use reader::{ChunkInfo, Damage, OpenError, TraceFile};
 pub use record::{
-    AllocFn, ClockSource, Event, Meta, Module, ProcessInfo, SYNTHETIC_FRAME_BASE, Segment, StackId,
-    TimeNs,
+    AllocFn, ClockSource, Event, Mapping, Meta, Module, ProcessInfo, SYNTHETIC_FRAME_BASE, Segment,
+    StackId, TimeNs, Totals, Unmapping,
 };
 pub use refs::{RefItem, RefKind, RefRecord, ReferenceWriter, read_references};
 pub use writer::TraceWriter;

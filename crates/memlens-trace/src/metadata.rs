@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use crate::decode::{Record, RecordDecoder};
 use crate::format::ChunkKind;
 use crate::reader::{Damage, TraceFile};
-use crate::record::{Meta, Module, ProcessInfo, StackId, TimeNs};
+use crate::record::{Mapping, Meta, Module, ProcessInfo, StackId, TimeNs, Totals, Unmapping};
 
 /// The interned call stacks as a prefix tree, in columns.
 ///
@@ -204,17 +204,23 @@ pub struct LoadedModule {
     pub module: Module,
 }
 
-/// The recorder's counts of the events it wrote ([`Meta::Totals`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Totals {
-    /// Allocation events.
-    pub allocations: u64,
-    /// Free events.
-    pub frees: u64,
-    /// Reallocation events.
-    pub reallocations: u64,
-    /// Bytes requested by allocations and reallocations together.
-    pub requested_bytes: u64,
+/// A change of the program's own mappings (`memlens record --mmap`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapChange {
+    /// A range was mapped.
+    Map(Mapping),
+    /// A range was unmapped.
+    Unmap(Unmapping),
+}
+
+impl MapChange {
+    /// When it happened, ns.
+    pub fn time(&self) -> TimeNs {
+        match self {
+            MapChange::Map(m) => m.t,
+            MapChange::Unmap(u) => u.t,
+        }
+    }
 }
 
 /// The whole process stream.
@@ -243,6 +249,10 @@ pub struct Metadata {
     pub totals: Option<Totals>,
     /// The allocation wrappers the user declared when recording ([`Meta::Wrapper`]).
     pub wrappers: Vec<String>,
+    /// The program's own mappings and unmappings in time order (ties keep the
+    /// file's order: an `mremap`'s unmapping comes before its new mapping);
+    /// empty unless recorded with `--mmap`.
+    pub mappings: Vec<MapChange>,
     /// Time of the last record of any chunk (the run's recorded duration).
     pub last_time: TimeNs,
     /// Number of event records, from the chunk headers.
@@ -285,6 +295,7 @@ impl Metadata {
             }
         }
         md.marks.sort_by_key(|m| m.t);
+        md.mappings.sort_by_key(MapChange::time);
         md.stacks.resolve_typed();
         md
     }
@@ -312,20 +323,10 @@ impl Metadata {
             Meta::Mark { t, tid, name } => self.marks.push(Mark { t, tid, name }),
             Meta::Warning { t, message } => self.warnings.push((t, message)),
             Meta::Clock { .. } => {}
-            Meta::Totals {
-                allocations,
-                frees,
-                reallocations,
-                requested_bytes,
-            } => {
-                self.totals = Some(Totals {
-                    allocations,
-                    frees,
-                    reallocations,
-                    requested_bytes,
-                })
-            }
+            Meta::Totals(totals) => self.totals = Some(totals),
             Meta::Wrapper { pattern } => self.wrappers.push(pattern),
+            Meta::Mmap(m) => self.mappings.push(MapChange::Map(m)),
+            Meta::Munmap(u) => self.mappings.push(MapChange::Unmap(u)),
             Meta::End { t, how } => self.end = Some((t, how)),
             Meta::TypeName { id, name } => {
                 self.types.insert(id, name);

@@ -93,6 +93,9 @@ pub enum Event {
         tid: u32,
         /// The freed address (never null: `free(NULL)` is not recorded).
         addr: u64,
+        /// The call stack of the `free` (`memlens record --free-stacks`); 0, the
+        /// empty stack, when it was not recorded.
+        stack: StackId,
     },
     /// `realloc`/`reallocarray` moved or resized a block; the block keeps its
     /// identity. `realloc(NULL, n)` is recorded as an [`Event::Alloc`] and
@@ -127,6 +130,58 @@ impl Event {
             Event::Alloc { tid, .. } | Event::Free { tid, .. } | Event::Realloc { tid, .. } => tid,
         }
     }
+
+    /// The same event at time `t`.
+    pub fn with_time(mut self, t: TimeNs) -> Event {
+        match &mut self {
+            Event::Alloc { t: at, .. }
+            | Event::Free { t: at, .. }
+            | Event::Realloc { t: at, .. } => *at = t,
+        }
+        self
+    }
+}
+
+/// The program mapped memory itself (`memlens record --mmap`): an `mmap` or
+/// `mmap64` call, or the new range of an `mremap`. Mappings that the allocator
+/// makes with its internal `mmap` (glibc's large blocks and arenas) are not
+/// seen: they are blocks of the allocation events already.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mapping {
+    /// When (after the call returned).
+    pub t: TimeNs,
+    /// Thread id.
+    pub tid: u32,
+    /// The mapping's first address.
+    pub addr: u64,
+    /// Its length in bytes, as asked for (the kernel maps whole pages).
+    pub len: u64,
+    /// `PROT_*` bits (0 for an `mremap`: unknown).
+    pub prot: u32,
+    /// `MAP_*` bits (0 for an `mremap`: unknown).
+    pub flags: u32,
+    /// True when it maps a file (a file descriptor without `MAP_ANONYMOUS`).
+    pub file: bool,
+    /// True when it is the new range of an `mremap` (its old range was unmapped
+    /// by the [`Unmapping`] just before it).
+    pub remap: bool,
+    /// The call stack of the `mmap` (or `mremap`).
+    pub stack: StackId,
+}
+
+/// The program unmapped a range (`munmap`, or the old range of an `mremap`),
+/// recorded with `memlens record --mmap`. The range may cover part of a
+/// mapping, or several.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Unmapping {
+    /// When (before the call, as for a free; after it for an `mremap`).
+    pub t: TimeNs,
+    /// Thread id.
+    pub tid: u32,
+    /// The first address unmapped.
+    pub addr: u64,
+    /// The length in bytes.
+    pub len: u64,
 }
 
 /// A loaded segment of a module (a `PT_LOAD` program header).
@@ -185,6 +240,37 @@ pub struct ProcessInfo {
     pub unwinder: String,
     /// The recorder's version.
     pub recorder: String,
+}
+
+/// The recorder's counts of the events it wrote ([`Meta::Totals`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Totals {
+    /// Allocation events.
+    pub allocations: u64,
+    /// Free events.
+    pub frees: u64,
+    /// Reallocation events.
+    pub reallocations: u64,
+    /// Bytes requested by allocations and reallocations together.
+    pub requested_bytes: u64,
+}
+
+impl Totals {
+    /// Counts one event written.
+    #[inline]
+    pub fn count(&mut self, event: &Event) {
+        match *event {
+            Event::Alloc { size, .. } => {
+                self.allocations += 1;
+                self.requested_bytes += size;
+            }
+            Event::Realloc { size, .. } => {
+                self.reallocations += 1;
+                self.requested_bytes += size;
+            }
+            Event::Free { .. } => self.frees += 1,
+        }
+    }
 }
 
 /// A record of the process stream.
@@ -262,16 +348,7 @@ pub enum Meta {
     /// The recorder's own counts of the events it wrote, written just before
     /// [`Meta::End`] of a clean run: what `memlens record` prints after the run
     /// without reading the events back.
-    Totals {
-        /// Allocation events.
-        allocations: u64,
-        /// Free events.
-        frees: u64,
-        /// Reallocation events.
-        reallocations: u64,
-        /// Bytes requested by allocations and reallocations together.
-        requested_bytes: u64,
-    },
+    Totals(Totals),
     /// An allocation wrapper the user declared (`memlens record --wrapper GLOB`):
     /// a glob over demangled function names whose frames the frame policy treats
     /// as the allocator's, in every command that reads the trace.
@@ -286,6 +363,10 @@ pub enum Meta {
         /// How: `"exit"`, `"_exit"`, `"exec"`.
         how: String,
     },
+    /// The program mapped memory (`memlens record --mmap`).
+    Mmap(Mapping),
+    /// The program unmapped memory (`memlens record --mmap`).
+    Munmap(Unmapping),
     /// The name of type `id` (Java traces: a class name such as
     /// `java.util.HashMap$Node` or `int[]`), used by [`Meta::TypedStack`].
     TypeName {

@@ -1,8 +1,15 @@
-//! Shared helpers for the trace integration tests: a small synthetic trace.
+//! Shared helpers for the trace integration tests: a small synthetic trace, one
+//! chunk's columns and a file made of them, and reading events back.
 
 #![allow(dead_code)]
 
-use memlens_trace::{AllocFn, ClockSource, Event, Meta, Module, ProcessInfo, Segment, TraceWriter};
+use memlens_trace::chunk::frame_columns;
+use memlens_trace::columns::ColumnEncoder;
+use memlens_trace::format::ChunkKind;
+use memlens_trace::{
+    AllocFn, ClockSource, Event, EventStream, Meta, Module, ProcessInfo, Segment, TraceFile,
+    TraceWriter,
+};
 
 /// The process record every synthetic trace starts with.
 pub fn process() -> Meta {
@@ -42,7 +49,12 @@ pub fn events(n: u64) -> Vec<Event> {
                 size: 4096 + i,
                 stack: 3,
             },
-            _ => Event::Free { t, tid, addr },
+            _ => Event::Free {
+                t,
+                tid,
+                addr,
+                stack: 0,
+            },
         });
     }
     out
@@ -121,4 +133,55 @@ pub fn write_trace(n: u64, chunk_bytes: usize, compress: bool) -> Vec<u8> {
         w.event(&e).unwrap();
     }
     w.finish().unwrap()
+}
+
+/// `bytes` written to a temporary file and opened; keep the directory alive.
+pub fn open(bytes: &[u8]) -> (tempfile::TempDir, TraceFile) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.mlens");
+    std::fs::write(&path, bytes).unwrap();
+    let trace = TraceFile::open(&path).unwrap();
+    (dir, trace)
+}
+
+/// The events of thread 9 of [`events`].
+pub fn thread9(n: u64) -> Vec<Event> {
+    events(n).into_iter().filter(|e| e.tid() == 9).collect()
+}
+
+/// A whole trace file holding one event chunk made of `columns`.
+pub fn file_with_chunk(columns: &[Vec<u8>], events: &[Event]) -> Vec<u8> {
+    let mut out = memlens_trace::header::header_bytes().to_vec();
+    frame_columns(
+        &mut out,
+        ChunkKind::Events,
+        9,
+        events.len() as u32,
+        events[0].time(),
+        events.last().unwrap().time(),
+        columns,
+        None,
+    );
+    out
+}
+
+/// Events read through the merge and the damage it reports.
+pub fn read_back(bytes: &[u8]) -> (Vec<(Event, Option<u32>)>, Vec<memlens_trace::Damage>) {
+    let (_dir, trace) = open(bytes);
+    let mut stream = EventStream::new(&trace);
+    let mut got = Vec::new();
+    while let Some(pair) = stream.next_with_latency() {
+        got.push(pair);
+    }
+    (got, stream.take_damage())
+}
+
+/// Encodes `events` with latencies into one chunk's columns.
+pub fn encode(events: &[Event], latency: impl Fn(usize) -> Option<u32>) -> Vec<Vec<u8>> {
+    let mut enc = ColumnEncoder::default();
+    enc.reset(events[0].time());
+    for (i, e) in events.iter().enumerate() {
+        enc.push_with_latency(e, latency(i));
+    }
+    enc.columns().to_vec()
 }

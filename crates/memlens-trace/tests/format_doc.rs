@@ -51,6 +51,8 @@ fn rendered() -> String {
         ("typed_stack", tag::TYPED_STACK),
         ("wrapper", tag::WRAPPER),
         ("totals", tag::TOTALS),
+        ("mmap", tag::MMAP),
+        ("munmap", tag::MUNMAP),
     ] {
         s += &format!("tag {name:<15} {t:#04x}\n");
     }
@@ -67,6 +69,7 @@ fn rendered() -> String {
         ("ref_hi", col::REF_HI),
         ("lat_alloc", col::LAT_ALLOC),
         ("lat_free", col::LAT_FREE),
+        ("free_stack", col::FREE_STACK),
     ] {
         s += &format!("column {name:<12} {c}\n");
     }

@@ -6,21 +6,11 @@
 
 mod common;
 
-use memlens_trace::chunk::frame_columns;
 use memlens_trace::columns::{
-    BASE_COLUMNS, COLUMNS, ColumnDecoder, ColumnEncoder, MAX_LATENCY_NS, col,
+    BASE_COLUMNS, ColumnDecoder, ColumnEncoder, LATENCY_COLUMNS, MAX_LATENCY_NS, col,
 };
-use memlens_trace::format::ChunkKind;
 use memlens_trace::varint::put_u64;
-use memlens_trace::{Event, EventStream, TraceFile, TraceWriter};
-
-fn open(bytes: &[u8]) -> (tempfile::TempDir, TraceFile) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("t.mlens");
-    std::fs::write(&path, bytes).unwrap();
-    let trace = TraceFile::open(&path).unwrap();
-    (dir, trace)
-}
+use memlens_trace::{Event, EventStream, TraceWriter};
 
 /// A latency for event `i`: mostly tens of ns, a few long, some unmeasured.
 fn latency_of(i: usize) -> Option<u32> {
@@ -48,7 +38,7 @@ fn latencies_come_back_with_their_events_in_time_order() {
     let events = common::events(6000);
     for compress in [false, true] {
         let bytes = trace_with_latencies(&events, 900, compress);
-        let (_dir, trace) = open(&bytes);
+        let (_dir, trace) = common::open(&bytes);
         assert!(trace.chunks().len() > 10, "small chunks make many chunks");
         let mut want: Vec<(Event, Option<u32>)> = events
             .iter()
@@ -71,7 +61,7 @@ fn latencies_come_back_with_their_events_in_time_order() {
 fn dump_prints_latencies_when_present() {
     let events = common::events(40);
     let bytes = trace_with_latencies(&events, 1 << 20, true);
-    let (_dir, trace) = open(&bytes);
+    let (_dir, trace) = common::open(&bytes);
     let mut out = Vec::new();
     memlens_trace::dump::dump(&trace, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
@@ -84,7 +74,7 @@ fn dump_prints_latencies_when_present() {
     assert_eq!(with, 39, "event 0 has no measured latency:\n{text}");
     assert!(text.contains(&format!("latency={}ns", latency_of(5).unwrap())));
     let plain = common::write_trace(40, 1 << 20, true);
-    let (_dir2, trace) = open(&plain);
+    let (_dir2, trace) = common::open(&plain);
     let mut out = Vec::new();
     memlens_trace::dump::dump(&trace, &mut out).unwrap();
     assert!(!String::from_utf8(out).unwrap().contains("latency="));
@@ -114,7 +104,7 @@ fn traces_without_latencies_are_unchanged() {
     }
     assert!(!enc.has_latency());
     assert_eq!(enc.columns().len(), BASE_COLUMNS);
-    let (_dir, trace) = open(&plain);
+    let (_dir, trace) = common::open(&plain);
     let mut stream = EventStream::new(&trace);
     let mut n = 0;
     while let Some((_, latency)) = stream.next_with_latency() {
@@ -122,16 +112,6 @@ fn traces_without_latencies_are_unchanged() {
         n += 1;
     }
     assert_eq!(n, 3000);
-}
-
-/// Encodes `events` with latencies into one chunk's columns.
-fn encode(events: &[Event], latency: impl Fn(usize) -> Option<u32>) -> Vec<Vec<u8>> {
-    let mut enc = ColumnEncoder::default();
-    enc.reset(events[0].time());
-    for (i, e) in events.iter().enumerate() {
-        enc.push_with_latency(e, latency(i));
-    }
-    enc.columns().to_vec()
 }
 
 fn decode(
@@ -148,18 +128,11 @@ fn decode(
     out
 }
 
-fn thread9(n: u64) -> Vec<Event> {
-    common::events(n)
-        .into_iter()
-        .filter(|e| e.tid() == 9)
-        .collect()
-}
-
 #[test]
 fn first_latency_in_the_middle_of_a_chunk_marks_the_earlier_events_unmeasured() {
-    let events = thread9(60);
-    let cols = encode(&events, |i| (i >= 17).then_some(100 + i as u32));
-    assert_eq!(cols.len(), COLUMNS);
+    let events = common::thread9(60);
+    let cols = common::encode(&events, |i| (i >= 17).then_some(100 + i as u32));
+    assert_eq!(cols.len(), LATENCY_COLUMNS);
     let got = decode(&cols, events.len(), events[0].time());
     assert_eq!(got.len(), events.len());
     for (i, r) in got.into_iter().enumerate() {
@@ -171,8 +144,8 @@ fn first_latency_in_the_middle_of_a_chunk_marks_the_earlier_events_unmeasured() 
 
 #[test]
 fn latencies_beyond_the_limit_are_stored_as_the_limit() {
-    let events = thread9(8);
-    let cols = encode(&events, |_| Some(u32::MAX));
+    let events = common::thread9(8);
+    let cols = common::encode(&events, |_| Some(u32::MAX));
     for r in decode(&cols, events.len(), events[0].time()) {
         assert_eq!(r.unwrap().1, Some(MAX_LATENCY_NS));
     }
@@ -182,46 +155,19 @@ fn latencies_beyond_the_limit_are_stored_as_the_limit() {
 fn readers_of_ten_columns_read_chunks_with_latencies() {
     // An older reader passes only the columns it knows; it must decode the
     // same events (the latency columns are simply not read).
-    let events = thread9(300);
-    let cols = encode(&events, |i| Some(i as u32));
+    let events = common::thread9(300);
+    let cols = common::encode(&events, |i| Some(i as u32));
     let old: Vec<Vec<u8>> = cols[..BASE_COLUMNS].to_vec();
     let got = decode(&old, events.len(), events[0].time());
     let got: Vec<Event> = got.into_iter().map(|r| r.unwrap().0).collect();
     assert_eq!(got, events);
 }
 
-/// A whole trace file holding one event chunk made of `columns`.
-fn file_with_chunk(columns: &[Vec<u8>], events: &[Event]) -> Vec<u8> {
-    let mut out = memlens_trace::header::header_bytes().to_vec();
-    frame_columns(
-        &mut out,
-        ChunkKind::Events,
-        9,
-        events.len() as u32,
-        events[0].time(),
-        events.last().unwrap().time(),
-        columns,
-        None,
-    );
-    out
-}
-
-/// Events read through the merge and the damage it reports.
-fn read_back(bytes: &[u8]) -> (Vec<(Event, Option<u32>)>, Vec<memlens_trace::Damage>) {
-    let (_dir, trace) = open(bytes);
-    let mut stream = EventStream::new(&trace);
-    let mut got = Vec::new();
-    while let Some(pair) = stream.next_with_latency() {
-        got.push(pair);
-    }
-    (got, stream.take_damage())
-}
-
 #[test]
 fn damaged_latency_columns_are_reported_and_earlier_events_kept() {
-    let events = thread9(400);
+    let events = common::thread9(400);
     // Latencies below 127 ns: one byte each in the columns.
-    let cols = encode(&events, |i| Some(20 + (i % 50) as u32));
+    let cols = common::encode(&events, |i| Some(20 + (i % 50) as u32));
     let frees: Vec<usize> = (0..events.len())
         .filter(|&i| matches!(events[i], Event::Free { .. }))
         .collect();
@@ -231,7 +177,7 @@ fn damaged_latency_columns_are_reported_and_earlier_events_kept() {
     // where decoding stops.
     let mut short = cols.clone();
     short[col::LAT_FREE].truncate(10);
-    let (got, damage) = read_back(&file_with_chunk(&short, &events));
+    let (got, damage) = common::read_back(&common::file_with_chunk(&short, &events));
     assert_eq!(got.len(), frees[10], "every event before the 11th free");
     assert_eq!(got[3], (events[3], Some(23)));
     assert_eq!(damage.len(), 1);
@@ -246,7 +192,8 @@ fn damaged_latency_columns_are_reported_and_earlier_events_kept() {
     );
 
     // Only one of the two latency columns: the free column counts as empty.
-    let (got, damage) = read_back(&file_with_chunk(&cols[..=col::LAT_ALLOC], &events));
+    let (got, damage) =
+        common::read_back(&common::file_with_chunk(&cols[..=col::LAT_ALLOC], &events));
     assert_eq!(got.len(), frees[0]);
     assert_eq!(damage.len(), 1);
 
@@ -256,12 +203,12 @@ fn damaged_latency_columns_are_reported_and_earlier_events_kept() {
     put_u64(&mut column, u64::from(u32::MAX) + 1);
     column.extend_from_slice(&huge[col::LAT_ALLOC][1..]);
     huge[col::LAT_ALLOC] = column;
-    let (got, damage) = read_back(&file_with_chunk(&huge, &events));
+    let (got, damage) = common::read_back(&common::file_with_chunk(&huge, &events));
     assert!(got.is_empty(), "the first allocation is the bad one");
     assert_eq!(damage.len(), 1);
 
     // Intact columns through the same path read back completely.
-    let (got, damage) = read_back(&file_with_chunk(&cols, &events));
+    let (got, damage) = common::read_back(&common::file_with_chunk(&cols, &events));
     assert!(damage.is_empty());
     assert_eq!(got.len(), events.len());
 }

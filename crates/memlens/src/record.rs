@@ -1,6 +1,6 @@
-//! `memlens record [-o FILE] [--unwind fp|dwarf] [--latency] [--java] -- CMD ARGS…`:
-//! runs a program under the LD_PRELOAD recorder or the Java agent and reports the
-//! trace files.
+//! `memlens record [-o FILE] [--follow-fork] [--unwind fp|dwarf] [--latency] [--java] -- CMD
+//! ARGS…`: runs a program under the LD_PRELOAD recorder or the Java agent and reports
+//! the trace files, and how many processes of the run were not recorded.
 //!
 //! This file is glue: the arguments, and the lines on stderr. Finding the program
 //! and the recorder, the program's environment, the run and the list of traces it
@@ -8,7 +8,7 @@
 //! when it was killed by signal N); 2 for usage errors.
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
 use memlens_record::{
@@ -22,10 +22,14 @@ use memlens_heap::{format_bytes, format_duration};
 /// Arguments of `memlens record`.
 #[derive(clap::Args)]
 pub struct RecordArgs {
-    /// Where to write the trace (default: memlens.<prog>.<pid>.mlens in the
-    /// current directory). Forked children write next to it.
+    /// Where to write the trace of the program (default:
+    /// memlens.<CMD>.<pid>.mlens in the current directory; `%p` is the pid).
     #[arg(short, long)]
     output: Option<PathBuf>,
+    /// Record the other processes of the run too (forked children, the programs
+    /// they run), each to the output's name with its pid: f.mlens → f.<pid>.mlens.
+    #[arg(long)]
+    follow_fork: bool,
     /// How to capture call stacks: `dwarf` unwinds every frame with DWARF CFI
     /// (complete stacks of distribution binaries built without frame
     /// pointers); `fp` walks frame pointers, the fastest mode.
@@ -40,6 +44,14 @@ pub struct RecordArgs {
     /// `memlens dump`); costs two clock reads per call.
     #[arg(long)]
     latency: bool,
+    /// Also record the call stack of every free: the viewer's block details
+    /// then say which function freed each block.
+    #[arg(long, conflicts_with = "java")]
+    free_stacks: bool,
+    /// Also record the program's own mmap/munmap/mremap calls: its mappings
+    /// become blocks of the allocation map.
+    #[arg(long, conflicts_with = "java")]
+    mmap: bool,
     /// An allocation wrapper of the program (a glob over function names, e.g.
     /// `my_alloc*`; repeatable): its frames count as the allocator's, so sites
     /// name its callers in every command that reads the trace.
@@ -48,7 +60,7 @@ pub struct RecordArgs {
     /// Record a Java program through the JVMTI agent (libmemlens_jvmti.so)
     /// instead of LD_PRELOAD: typed objects, Java stacks, threads, deaths and
     /// garbage collections as marks (see docs/java.md).
-    #[arg(long, conflicts_with_all = ["mark_every", "latency", "wrapper"])]
+    #[arg(long, conflicts_with_all = ["mark_every", "latency", "wrapper", "follow_fork"])]
     java: bool,
     /// With --java: record about one allocation per BYTES allocated (JVMTI
     /// heap sampling) instead of every allocation.
@@ -80,14 +92,12 @@ pub fn cli_error(e: RecordError) -> anyhow::Error {
     }
 }
 
-/// Prints the recorder's warnings before the program starts, unless `--quiet`.
-struct StderrWarnings {
-    quiet: bool,
-}
+/// Prints the recorder's warnings before the program starts, unless `--quiet` (true).
+struct StderrWarnings(bool);
 
 impl Observer for StderrWarnings {
     fn warning(&mut self, warning: &Warning) {
-        if !self.quiet {
+        if !self.0 {
             eprintln!("memlens: warning: {warning}");
         }
     }
@@ -101,6 +111,7 @@ pub fn run(args: RecordArgs) -> Result<i32> {
     let options = NativeOptions {
         command: args.command.clone(),
         output: args.output.clone(),
+        follow_fork: args.follow_fork,
         force: args.force,
         unwind: match args.unwind.as_str() {
             "fp" => Unwind::FramePointers,
@@ -108,12 +119,14 @@ pub fn run(args: RecordArgs) -> Result<i32> {
         },
         mark_every: args.mark_every.clone(),
         latency: args.latency,
+        free_stacks: args.free_stacks,
+        mmap: args.mmap,
         wrappers: args.wrapper.clone(),
     };
-    let mut warnings = StderrWarnings { quiet: args.quiet };
+    let mut warnings = StderrWarnings(args.quiet);
     let outcome = record_native(&options, &mut warnings).map_err(cli_error)?;
     if !args.quiet {
-        report(&outcome.traces, &outcome.program);
+        report(&outcome);
     }
     finish(&args, &outcome)
 }
@@ -129,12 +142,9 @@ fn run_java(args: RecordArgs) -> Result<i32> {
     };
     let outcome = record_java(&options).map_err(cli_error)?;
     if outcome.traces.is_empty() {
-        eprintln!(
-            "memlens: no trace was written: {} started no JVM with the agent (is it a Java program? the agent needs JDK 11 or later)",
-            Path::new(&args.command[0]).display()
-        );
+        eprintln!("memlens: {}", outcome.no_jvm());
     } else if !args.quiet {
-        report(&outcome.traces, &outcome.program);
+        report(&outcome);
     }
     finish(&args, &outcome)
 }
@@ -150,13 +160,12 @@ fn finish(args: &RecordArgs, outcome: &RecordOutcome) -> Result<i32> {
     Ok(outcome.exit_code)
 }
 
-/// Prints where the traces are, with a one-line summary of each.
-fn report(paths: &[PathBuf], program: &Path) {
+/// Prints where the traces are, with a one-line summary of each, and what the run
+/// did not record.
+fn report(outcome: &RecordOutcome) {
+    let paths = &outcome.traces;
     if paths.is_empty() {
-        eprintln!(
-            "memlens: no trace was written: {} never started the recorder (is it a setuid program, or does it clear LD_PRELOAD?)",
-            program.display()
-        );
+        eprintln!("memlens: {}", outcome.nothing_written());
         return;
     }
     const SHOWN: usize = 3;
@@ -165,14 +174,14 @@ fn report(paths: &[PathBuf], program: &Path) {
             eprintln!("memlens: wrote {}", path.display());
             continue;
         };
-        let md = input.metadata.clone();
+        let md = &input.metadata;
         let name = md
             .process
             .as_ref()
             .map(|p| format!("{} (pid {})", p.exe, p.pid))
             .unwrap_or_default();
-        // The recorder's own totals when the run ended cleanly; otherwise (a crash,
-        // the Java agent) the events are read back.
+        // The recorder's own totals (the events are not read back); a run that did not
+        // end cleanly has none.
         let line = match md.totals {
             Some(t) => format!(
                 "{} allocations ({} requested), {} frees, {} reallocations in {}",
@@ -182,22 +191,7 @@ fn report(paths: &[PathBuf], program: &Path) {
                 t.reallocations,
                 format_duration(md.end.as_ref().map_or(md.last_time, |e| e.0))
             ),
-            None => {
-                let s = crate::summary_cmd::summarize(input)
-                    .models
-                    .summary
-                    .unwrap_or_default();
-                format!(
-                    "{} allocations, {} frees, {} reallocations; peak {} at {}; {} leaked in {} blocks",
-                    s.allocations,
-                    s.frees,
-                    s.reallocations,
-                    format_bytes(s.peak_bytes),
-                    format_duration(s.peak_time_ns),
-                    format_bytes(s.leaked_bytes),
-                    s.leaked_allocations
-                )
-            }
+            None => "the run did not end cleanly; `memlens summary` reads what was written".into(),
         };
         eprintln!("memlens: wrote {} — {name}: {line}", path.display());
         for (_, w) in &md.warnings {
@@ -209,19 +203,8 @@ fn report(paths: &[PathBuf], program: &Path) {
             );
         }
     }
-    if paths.len() > SHOWN {
-        eprintln!(
-            "memlens: and {} smaller traces of other processes of the run (forked children, shells): {}",
-            paths.len() - SHOWN,
-            paths[SHOWN..]
-                .iter()
-                .map(|p| p
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default())
-                .collect::<Vec<_>>()
-                .join(" ")
-        );
+    for note in [outcome.more_traces(SHOWN), outcome.unfollowed_note()] {
+        note.into_iter().for_each(|n| eprintln!("memlens: {n}"));
     }
     if let Some(first) = paths.first() {
         eprintln!("memlens: next: memlens summary {}", first.display());

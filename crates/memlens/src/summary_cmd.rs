@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use memlens_heap::summary::StackFigures;
 use memlens_heap::summary_wire::{LatencyWire, SiteWire, SummaryWire};
-use memlens_heap::{format_bytes, format_duration, rank_sites};
+use memlens_heap::{format_bytes, format_duration, format_latency, rank_sites};
 use memlens_ingest::{TraceInput, Wanted};
 
 use crate::read::{self, Read};
@@ -57,18 +57,6 @@ pub fn summarize(input: TraceInput) -> Read {
             ..Wanted::default()
         },
     )
-}
-
-/// Latency in ns, compact: `850 ns`, `12.3 µs`, `4.56 ms`.
-fn latency(ns: u32) -> String {
-    let v = f64::from(ns);
-    if ns < 1_000 {
-        format!("{ns} ns")
-    } else if ns < 1_000_000 {
-        format!("{:.1} µs", v / 1e3)
-    } else {
-        format!("{:.2} ms", v / 1e6)
-    }
 }
 
 /// Runs `memlens summary`.
@@ -166,6 +154,9 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
             s.leaked_allocations,
             s.temporary
         );
+        if let Some(mapped) = read.models.mapped {
+            println!("  {mapped}");
+        }
         for w in &warnings {
             println!("  warning: {w}");
         }
@@ -180,10 +171,10 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
                     "  {:<15} {:>11} {:>10} {:>10} {:>10} {:>10}",
                     r.function,
                     r.calls,
-                    latency(r.p50_ns),
-                    latency(r.p90_ns),
-                    latency(r.p99_ns),
-                    latency(r.max_ns)
+                    format_latency(r.p50_ns),
+                    format_latency(r.p90_ns),
+                    format_latency(r.p99_ns),
+                    format_latency(r.max_ns)
                 );
             }
         }

@@ -1,6 +1,7 @@
 // The side panel of the allocation map: brushing details of the block under the mouse
 // (size, requested size, allocation and free time, thread, allocating function with
-// file:line) and the legend of the current colouring. A report has no brushing, and
+// file:line, and the function that freed it when the trace has free stacks) and the
+// legend of the current colouring. A report has no brushing, and
 // says so.
 
 import { h, replaceChildren } from "../app/dom";
@@ -47,11 +48,13 @@ export class DetailsPanel {
       ["process", "Process", `${b.pid} ${b.process_name}`],
       ["function", "Function", b.function || "unknown (no stack)"],
       ["location", "File:line", b.location || "–"],
+      ...(b.free_function ? [["freed-by", "Freed by", `${b.free_function}${b.free_location ? ` (${b.free_location})` : ""}`] as [string, string, string]] : []),
       ["module", "Module", b.site.module ? `${b.site.module} (${b.site.kind} code)` : "–"],
       ["address", "Address", b.addr_hex],
       ["bin", "Bin", b.bin_name],
     ];
     if (b.from_realloc) rows.push(["realloc", "Made by", "realloc"]);
+    if (b.mapping) rows.push(["mapping", "Made by", "mmap (the program's own mapping)"]);
     if (b.alloc_latency_ns !== null) rows.push(["latency", "Allocator latency", `${formatDuration(b.alloc_latency_ns)}${b.free_latency_ns !== null ? ` / free ${formatDuration(b.free_latency_ns)}` : ""}`]);
     replaceChildren(
       this.block,

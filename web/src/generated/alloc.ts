@@ -11,9 +11,9 @@ export type BinWire = {
    */
   id: number,
   /**
-   * `main-heap`, `arena`, `mmap`, `pool` or `heap`.
+   * `main-heap`, `arena`, `mmap`, `mapping` (the program's own mappings), `pool` or `heap`.
    */
-  kind: "main-heap" | "arena" | "mmap" | "pool" | "heap",
+  kind: "main-heap" | "arena" | "mmap" | "mapping" | "pool" | "heap",
   /**
    * A readable name.
    */
@@ -152,9 +152,23 @@ export type BlockWire = {
    */
   site: Site,
   /**
+   * The function that freed it (the `free` recorded with `--free-stacks`, or the
+   * `realloc` that moved it), or empty when unknown.
+   */
+  free_function: string,
+  /**
+   * Its `file:line`, or empty.
+   */
+  free_location: string,
+  /**
    * True when made by `realloc`.
    */
   from_realloc: boolean,
+  /**
+   * True when it is one of the program's own mappings (`mmap`, recorded with
+   * `--mmap`), not a heap block.
+   */
+  mapping: boolean,
   /**
    * Allocation latency, ns (traces recorded with `--latency`).
    */
@@ -228,7 +242,7 @@ export type MetaWire = {
    */
   sites: Array<SiteWire>,
   /**
-   * How many sites there are in all.
+   * How many sites allocated blocks in all.
    */
   site_count: number,
   /**

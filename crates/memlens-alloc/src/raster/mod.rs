@@ -507,6 +507,7 @@ mod tests {
                     t,
                     thread,
                     addr,
+                    site: SiteId::UNKNOWN,
                     latency_ns: None,
                 });
             }

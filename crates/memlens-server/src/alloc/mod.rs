@@ -320,7 +320,8 @@ impl AllocLens {
             processes,
             threads,
             sites,
-            site_count: model.sites().len() as u64,
+            // Sites that only freed blocks (free stacks) colour none.
+            site_count: drawn.site_blocks.iter().filter(|&&n| n > 0).count() as u64,
             color_by,
             notes: model.diagnostics().messages(),
             replay: drawn.report.as_ref().map(replay_wire),
@@ -474,17 +475,25 @@ fn site_location(site: &memlens_vocab::Site) -> String {
     }
 }
 
-fn block_wire(model: &AllocModel, info: &BlockInfo) -> BlockWire {
+/// A site of the model as the details panel names it: the structured site, its
+/// function (or label when not symbolized) and its location.
+fn site_names(model: &AllocModel, id: SiteId) -> (memlens_vocab::Site, String, String) {
     let site = model
         .sites()
-        .get(info.site.index())
+        .get(id.index())
         .map(|s| s.site.clone())
         .unwrap_or_default();
     let (function, location) = if site.is_symbolized() {
         (site.function.clone(), site_location(&site))
     } else {
-        (model.site_label(info.site).to_owned(), String::new())
+        (model.site_label(id).to_owned(), String::new())
     };
+    (site, function, location)
+}
+
+fn block_wire(model: &AllocModel, info: &BlockInfo) -> BlockWire {
+    let (site, function, location) = site_names(model, info.site);
+    let (_, free_function, free_location) = site_names(model, info.free_site);
     let y0 = model.axis_position(info.id);
     let block = model.block(info.id);
     BlockWire {
@@ -511,7 +520,10 @@ fn block_wire(model: &AllocModel, info: &BlockInfo) -> BlockWire {
         function,
         location,
         site,
+        free_function,
+        free_location,
         from_realloc: info.from_realloc,
+        mapping: info.mapping,
         alloc_latency_ns: info.latency.and_then(|l| l.alloc_ns),
         free_latency_ns: info.latency.and_then(|l| l.free_ns),
     }

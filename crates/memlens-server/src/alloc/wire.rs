@@ -30,7 +30,7 @@ pub struct MetaWire {
     pub threads: Vec<ThreadWire>,
     /// The sites with the most blocks (the legend of colour-by site).
     pub sites: Vec<SiteWire>,
-    /// How many sites there are in all.
+    /// How many sites allocated blocks in all.
     pub site_count: u64,
     /// The colouring attributes.
     pub color_by: Vec<ColorByWire>,
@@ -56,8 +56,8 @@ pub struct RangeWire {
 pub struct BinWire {
     /// Its id (`bins=`, `bin=`).
     pub id: u32,
-    /// `main-heap`, `arena`, `mmap`, `pool` or `heap`.
-    #[ts(type = r#""main-heap" | "arena" | "mmap" | "pool" | "heap""#)]
+    /// `main-heap`, `arena`, `mmap`, `mapping` (the program's own mappings), `pool` or `heap`.
+    #[ts(type = r#""main-heap" | "arena" | "mmap" | "mapping" | "pool" | "heap""#)]
     pub kind: &'static str,
     /// A readable name.
     pub name: String,
@@ -244,8 +244,16 @@ pub struct BlockWire {
     /// The allocation site as the frame policy chose it, structured (function, file,
     /// line, module, address, offset, frame kind).
     pub site: memlens_vocab::Site,
+    /// The function that freed it (the `free` recorded with `--free-stacks`, or the
+    /// `realloc` that moved it), or empty when unknown.
+    pub free_function: String,
+    /// Its `file:line`, or empty.
+    pub free_location: String,
     /// True when made by `realloc`.
     pub from_realloc: bool,
+    /// True when it is one of the program's own mappings (`mmap`, recorded with
+    /// `--mmap`), not a heap block.
+    pub mapping: bool,
     /// Allocation latency, ns (traces recorded with `--latency`).
     pub alloc_latency_ns: Option<u32>,
     /// Free latency, ns.

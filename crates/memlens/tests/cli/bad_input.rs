@@ -310,6 +310,34 @@ fn recording_over_an_existing_file_needs_force() {
 }
 
 #[test]
+fn a_wrapper_that_is_not_a_glob_is_a_usage_error() {
+    let dir = test_dir("usage-wrapper");
+    let recorded = record(
+        dir.path(),
+        &[
+            "--wrapper",
+            "my_alloc*",
+            "--wrapper",
+            "[oops",
+            "-o",
+            "w.mlens",
+        ],
+        &["/bin/true"],
+        &[],
+    );
+    assert_usage_error("record --wrapper [oops", &recorded.run);
+    assert!(
+        recorded
+            .run
+            .stderr
+            .contains("--wrapper `[oops` is not a valid wrapper pattern"),
+        "{}",
+        recorded.run.stderr
+    );
+    assert!(!dir.path().join("w.mlens").exists(), "nothing was recorded");
+}
+
+#[test]
 fn summary_without_a_file_is_a_usage_error() {
     let done = run(memlens().arg("summary"), "memlens summary");
     assert_eq!(done.code, 2, "{}", done.stderr);

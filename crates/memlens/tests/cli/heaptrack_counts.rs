@@ -238,10 +238,10 @@ fn printed_number(stdout: &str) -> usize {
 }
 
 /// Python sizes its `os.environ` and `posix.environ` dictionaries by the
-/// number of environment variables, so a different count changes its
-/// allocations. memlens and heaptrack each add their own variables; this
+/// number of environment variables (and Perl copies each into `%ENV`), so a
+/// different count changes their allocations. memlens and heaptrack each add their own variables; this
 /// returns padding variables that give both runs the same count.
-fn equal_environment_padding(dir: &Path) -> Option<(Vec<String>, Vec<String>)> {
+pub(crate) fn equal_environment_padding(dir: &Path) -> Option<(Vec<String>, Vec<String>)> {
     let counter = compile(
         dir,
         "envcount",
@@ -264,14 +264,14 @@ fn equal_environment_padding(dir: &Path) -> Option<(Vec<String>, Vec<String>)> {
 }
 
 /// `envs` plus each padding variable set to 1.
-fn with_padding(envs: &[(&str, &str)], padding: &[String]) -> Vec<(String, String)> {
+pub(crate) fn with_padding(envs: &[(&str, &str)], padding: &[String]) -> Vec<(String, String)> {
     let given = envs.iter().map(|(k, v)| (k.to_string(), v.to_string()));
     given
         .chain(padding.iter().map(|k| (k.clone(), "1".into())))
         .collect()
 }
 
-fn as_refs(envs: &[(String, String)]) -> Vec<(&str, &str)> {
+pub(crate) fn as_refs(envs: &[(String, String)]) -> Vec<(&str, &str)> {
     envs.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect()
 }
 

@@ -183,8 +183,9 @@ fn without_the_option_the_trace_has_no_latency() {
 
 #[test]
 fn forked_and_execed_processes_record_latencies_too() {
-    // The setting reaches every process of the run: the forked child (which
-    // starts its own writer) and the program the child `exec`s.
+    // With --follow-fork the setting reaches every process of the run: the
+    // forked child (which starts its own writer) and the program the child
+    // `exec`s (which writes the child's file again).
     let dir = support::test_dir("latency-fork");
     let mut flags = FRAME_POINTER_FLAGS.to_vec();
     flags.push("-fno-builtin");
@@ -196,10 +197,15 @@ fn forked_and_execed_processes_record_latencies_too() {
         &flags,
     );
     let argv = [program.to_str().expect("UTF-8 path"), "execv"];
-    let recorded = record(dir.path(), &["-q", "--latency"], &argv, &[]);
+    let recorded = record(
+        dir.path(),
+        &["-q", "--latency", "--follow-fork"],
+        &argv,
+        &[],
+    );
     assert!(recorded.run.stdout.contains("exec child done"));
     let traces = support::traces_in(dir.path());
-    assert_eq!(traces.len(), 3, "parent, child, exec'd child: {traces:?}");
+    assert_eq!(traces.len(), 2, "parent, exec'd child: {traces:?}");
     for trace in &traces {
         let lines = event_lines(trace);
         assert!(!lines.is_empty(), "{} has events", trace.display());

@@ -130,7 +130,7 @@ fn fork_gives_parent_and_child_their_own_consistent_traces() {
     let program = program!(dir.path(), "fork", C);
     let mut plain = clean_command(&program);
     let plain = run(plain.current_dir(dir.path()), "fork without the recorder");
-    let recorded = record(dir.path(), &[], &[utf8(&program)], &[]);
+    let recorded = record(dir.path(), &["--follow-fork"], &[utf8(&program)], &[]);
     assert_eq!(recorded.run.stdout, plain.stdout);
     assert_eq!(program_stderr(&recorded.run.stderr), plain.stderr);
     assert_eq!(recorded.run.code, plain.code);
@@ -164,56 +164,71 @@ fn fork_gives_parent_and_child_their_own_consistent_traces() {
     );
 }
 
-/// Runs `fork_exec.c` with the given exec function and checks all three
-/// traces: the parent, the child before exec, the child after exec.
-fn fork_then_exec(exec_function: &str) {
+/// Runs `fork_exec.c` with `--follow-fork` and the given exec function, and
+/// returns the test directory and the child's trace (its last image writes
+/// the child's one file), checking the parent's and how the two relate.
+fn fork_then_exec(exec_function: &str) -> (tempfile::TempDir, PathBuf) {
     let dir = test_dir("fork-exec");
     let program = program!(dir.path(), "fork_exec", C);
-    let recorded = same_as_without_recorder(dir.path(), &[], &[utf8(&program), exec_function]);
+    let argv = [utf8(&program), exec_function];
+    let recorded = same_as_without_recorder(dir.path(), &["--follow-fork"], &argv);
+    assert_eq!(recorded.run.code, 0);
     let traces = traces_in(dir.path());
-    assert_eq!(
-        traces.len(),
-        3,
-        "parent, child before and after exec: {traces:?}"
-    );
+    assert_eq!(traces.len(), 2, "the parent and the child: {traces:?}");
     let records: Vec<_> = traces.iter().map(|t| process_record(t)).collect();
-    let parent = records
-        .iter()
-        .position(|r| records.iter().any(|c| c.ppid == r.pid))
-        .expect("one trace is the parent of the others");
-    let dumps: Vec<String> = traces.iter().map(|t| dump(t).stdout).collect();
-    let before = (0..3)
-        .find(|&i| i != parent && dumps[i].contains("name=\"exec\""))
-        .unwrap_or_else(|| panic!("no child trace ends with an exec mark: {traces:?}"));
-    let after = 3 - parent - before;
-    assert_eq!(
-        records[before].pid, records[after].pid,
-        "exec keeps the pid"
+    let (parent, child) = if records[1].ppid == records[0].pid {
+        (0, 1)
+    } else {
+        (1, 0)
+    };
+    assert_eq!(records[child].ppid, records[parent].pid, "{records:?}");
+    let name = format!("memlens.fork_exec.{}.mlens", records[child].pid);
+    assert_eq!(traces[child], dir.path().join(name));
+    let parent = assert_consistent(&traces[parent]);
+    assert!(parent.complete(), "{}", parent.json);
+    (dir, traces[child].clone())
+}
+
+/// The exec'd image replaces the child's trace: the file holds the program
+/// the child became, not the 300 blocks before the exec.
+fn exec_replaces_the_childs_trace(exec_function: &str) {
+    let (_dir, child) = fork_then_exec(exec_function);
+    let after = assert_consistent(&child);
+    assert!(
+        (500..520).contains(&after.get("allocations")),
+        "{}",
+        after.json
     );
-    let before = assert_consistent(&traces[before]);
+    assert!(after.complete(), "{}", after.json);
+    assert!(!dump(&child).stdout.contains("name=\"exec\""));
+}
+
+#[test]
+fn fork_then_execv_of_a_child_that_allocates() {
+    exec_replaces_the_childs_trace("execv");
+}
+
+#[test]
+fn fork_then_execl_of_a_child_that_allocates() {
+    exec_replaces_the_childs_trace("execl");
+}
+
+/// glibc's `execle` (like `execl`) calls its internal `__execve` directly, so
+/// a recorder that interposes only `execve`/`execv`/`execvp`/`execvpe`/
+/// `fexecve` never sees it and cannot flush before the image is replaced.
+/// Here the new image runs without the recorder (an empty environment), so
+/// the child's trace is the one it wrote up to the exec.
+#[test]
+fn fork_then_execle_without_the_recorder_keeps_the_child_up_to_the_exec() {
+    let (_dir, child) = fork_then_exec("execle");
+    let before = assert_consistent(&child);
     assert_eq!(
         (before.get("allocations"), before.get("frees")),
         (300, 300),
         "the child's allocations before exec: {}",
         before.json
     );
-    let after = assert_consistent(&traces[after]);
-    assert!(after.get("allocations") >= 500, "{}", after.json);
-    assert!(after.complete(), "{}", after.json);
-    assert_eq!(recorded.run.code, 0);
-}
-
-#[test]
-fn fork_then_execv_of_a_child_that_allocates() {
-    fork_then_exec("execv");
-}
-
-/// glibc's `execl` calls its internal `__execve` directly, so a recorder
-/// that interposes only `execve`/`execv`/`execvp`/`execvpe`/`fexecve` never
-/// sees it and cannot flush before the image is replaced.
-#[test]
-fn fork_then_execl_of_a_child_that_allocates() {
-    fork_then_exec("execl");
+    assert!(dump(&child).stdout.contains("name=\"exec\""));
 }
 
 /// Builds `programs/tls_library.c` into `dir/libtls.so`.
@@ -425,14 +440,8 @@ fn wrapper_script_that_execs_the_real_binary_keeps_the_output_name() {
         "out.mlens holds the real program"
     );
     assert!(summary(&out).get("allocations") >= 1234);
-    // The shell's part of the run went to its own file, same pid.
-    let shell = traces_in(dir.path())
-        .into_iter()
-        .filter(|t| *t != out)
-        .map(|t| process_record(&t))
-        .find(|r| r.pid == process.pid)
-        .expect("the shell's trace, renamed at exec");
-    assert_ne!(Path::new(&shell.exe), real);
+    // The shell's trace was replaced by the program's: one file.
+    assert_eq!(traces_in(dir.path()), [out]);
 }
 
 #[test]

@@ -4,13 +4,11 @@
 //! `operator new`, and `std::vector` internals inlined from system headers. Every byte
 //! it keeps is allocated on behalf of `leak_records`.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
-use std::process::Stdio;
 
 use serde_json::Value;
 
+use crate::support::viewer::Viewer;
 use crate::support::{FRAME_POINTER_FLAGS, Lang, compile, memlens, record, summary, test_dir};
 
 const PROGRAM: &str = r#"
@@ -92,43 +90,14 @@ fn largest_group(doc: &Value) -> String {
         .to_owned()
 }
 
-/// The body of `GET url+target` from a running viewer.
-fn get(url: &str, target: &str) -> Value {
-    let rest = url.strip_prefix("http://").expect("an http URL");
-    let (address, token) = rest.split_once('/').expect("a token");
-    let token = token.trim_end_matches('/');
-    let mut stream = TcpStream::connect(address).expect("the viewer listens");
-    write!(
-        stream,
-        "GET /{token}/{target} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).unwrap();
-    let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    serde_json::from_str(body).unwrap_or_else(|e| panic!("{target}: {e}: {answer}"))
-}
-
 /// The heap lens's largest first-level group by `site` in `memlens view`.
 fn viewer_site(trace: &Path) -> String {
-    let mut child = memlens()
-        .arg("view")
-        .arg(trace)
-        .args(["--no-open", "--port", "0", "--by", "site"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("memlens view starts");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let url = loop {
-        let line = lines.next().expect("memlens view printed no URL").unwrap();
-        if let Some(at) = line.find("http://") {
-            break line[at..].trim().to_owned();
-        }
-    };
-    let answer = get(&url, "api/heap/tree?by=site&metric=bytes&sort=end");
-    let _ = child.kill();
-    let _ = child.wait();
+    let view = Viewer::start(trace, &["--by", "site"]);
+    let target = "api/heap/tree?by=site&metric=bytes&sort=end";
+    let (code, body) = view.get(target);
+    assert_eq!(code, 200, "{target}: {body}");
+    let answer: Value =
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("{target}: {e}: {body}"));
     largest_group(&answer["doc"])
 }
 

@@ -185,15 +185,11 @@ int main(void) {
 "#;
 
 #[test]
-fn dwarf_unwinding_finds_callers_without_frame_pointers() {
+fn default_unwinding_finds_callers_without_frame_pointers() {
     let dir = test_dir("sites-nofp");
     let flags = ["-O2", "-g", "-fomit-frame-pointer"];
     let program = compile(dir.path(), "nofp", Lang::C, NO_FRAME_POINTERS, &flags);
-    let (s, _) = summarize(
-        dir.path(),
-        &["--unwind", "dwarf"],
-        &[program.to_str().expect("UTF-8")],
-    );
+    let (s, _) = summarize(dir.path(), &[], &[program.to_str().expect("UTF-8")]);
     let top = &s.sites("top_sites")[0];
     let names: Vec<&str> = top
         .stack
@@ -205,5 +201,86 @@ fn dwarf_unwinding_finds_callers_without_frame_pointers() {
         names.get(..3),
         Some(&["leaf_alloc", "middle_alloc", "outer_alloc"][..]),
         "{top:#?}"
+    );
+}
+
+const POOL_WRAPPER: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+__attribute__((noinline)) void *my_pool_alloc(size_t n) {
+    void *p = malloc(n);
+    __asm__ volatile("" ::: "memory");
+    return p;
+}
+__attribute__((noinline)) char *load_rows(int i) {
+    char *p = my_pool_alloc(64 + i % 7);
+    snprintf(p, 64, "row %d", i);
+    return p;
+}
+__attribute__((noinline)) char *load_index(int i) {
+    char *p = my_pool_alloc(32);
+    snprintf(p, 32, "key %d", i);
+    return p;
+}
+int main(void) {
+    static char *rows[3000], *keys[1000];
+    size_t total = 0;
+    for (int i = 0; i < 3000; i++) rows[i] = load_rows(i);
+    for (int i = 0; i < 1000; i++) keys[i] = load_index(i);
+    for (int i = 0; i < 3000; i++) total += strlen(rows[i]);
+    for (int i = 0; i < 1000; i++) total += strlen(keys[i]);
+    printf("%zu\n", total);
+    return 0;
+}
+"#;
+
+/// The names of the functions of the top sites by calls, innermost first.
+fn top_functions(s: &Summary) -> Vec<Vec<String>> {
+    s.sites("top_sites_by_count")
+        .iter()
+        .map(|r| {
+            r.stack
+                .iter()
+                .map(|f| f.split(' ').next().unwrap_or("").to_string())
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn record_wrapper_makes_the_callers_of_a_wrapper_the_sites() {
+    let dir = test_dir("sites-wrapper");
+    let program = compile(dir.path(), "pool", Lang::C, POOL_WRAPPER, &["-O2", "-g"]);
+    let argv = [program.to_str().expect("UTF-8")];
+    // Without `--wrapper`, the wrapper is the site of every allocation.
+    let (plain, _) = summarize(dir.path(), &[], &argv);
+    let functions = top_functions(&plain);
+    assert_eq!(functions[0][0], "my_pool_alloc", "{functions:?}");
+    // With it, the trace carries the pattern and every command names the callers.
+    let (wrapped, _) = summarize(dir.path(), &["--wrapper", "my_pool_*"], &argv);
+    let functions = top_functions(&wrapped);
+    assert_eq!(functions[0][0], "load_rows", "{functions:?}");
+    assert_eq!(functions[1][0], "load_index", "{functions:?}");
+    let counts: Vec<u64> = wrapped
+        .sites("top_sites_by_count")
+        .iter()
+        .map(|r| r.allocations)
+        .collect();
+    assert_eq!(counts[..2], [3000, 1000], "{counts:?}");
+    let dump = crate::support::dump(&dir.path().join("sites.mlens"));
+    assert!(
+        dump.stdout.contains(r#"wrapper pattern="my_pool_*""#),
+        "the trace holds the pattern"
+    );
+    let tree = crate::support::memlens()
+        .args(["tree", "--by", "site", "--points", "1"])
+        .arg(dir.path().join("sites.mlens"))
+        .output()
+        .expect("memlens tree runs");
+    let tree = String::from_utf8_lossy(&tree.stdout);
+    assert!(
+        tree.contains("load_rows") && !tree.contains("my_pool_alloc"),
+        "tree applies the trace's wrapper:\n{tree}"
     );
 }

@@ -7,12 +7,11 @@
 //! Like the other recorder tests, this needs the recorder library next to `memlens`
 //! (`cargo build --release -p memlens-preload` first).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::support::viewer::{Viewer, request};
 use crate::support::{FRAME_POINTER_FLAGS, Lang, compile, memlens, record, test_dir};
 
 /// Records the viewer's end-to-end test program into `dir`.
@@ -34,93 +33,16 @@ fn recorded_trace(dir: &Path) -> PathBuf {
     trace
 }
 
-/// A running `memlens view` and the URL it printed; killed when dropped.
-struct View {
-    child: Child,
-    url: String,
-    stderr: String,
-    /// Kept open so that the server never writes into a closed pipe.
-    _stdout: std::io::Lines<BufReader<std::process::ChildStdout>>,
-}
-
-impl Drop for View {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl View {
-    fn start(trace: &Path, extra: &[&str]) -> View {
-        let mut child = memlens()
-            .arg("view")
-            .arg(trace)
-            .args(["--no-open", "--port", "0"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("memlens view starts");
-        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let url = loop {
-            assert!(
-                Instant::now() < deadline,
-                "memlens view printed no URL in time"
-            );
-            let line = lines
-                .next()
-                .expect("memlens view printed no URL before exiting")
-                .unwrap();
-            if let Some(at) = line.find("http://") {
-                break line[at..].trim().to_owned();
-            }
-        };
-        View {
-            child,
-            url,
-            stderr: String::new(),
-            _stdout: lines,
-        }
-    }
-
-    /// `host:port` and the token.
-    fn parts(&self) -> (String, String) {
-        let rest = self.url.strip_prefix("http://").unwrap();
-        let (address, token) = rest.split_once('/').unwrap();
-        (address.to_owned(), token.trim_end_matches('/').to_owned())
-    }
-}
-
 /// The status of `GET target` sent to `address` with `Host: host`.
 fn status(address: &str, target: &str, host: &str) -> u16 {
     request(address, target, host).0
-}
-
-/// The status and body of `GET target` sent to `address` with `Host: host`.
-fn request(address: &str, target: &str, host: &str) -> (u16, String) {
-    let mut stream = TcpStream::connect(address).unwrap();
-    write!(
-        stream,
-        "GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut answer = String::new();
-    let _ = stream.read_to_string(&mut answer);
-    let code = answer
-        .split(' ')
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b);
-    (code, body.to_owned())
 }
 
 #[test]
 fn view_requires_the_token_and_serves_nothing_else() {
     let dir = test_dir("viewer-security");
     let trace = recorded_trace(dir.path());
-    let view = View::start(&trace, &[]);
+    let view = Viewer::start(&trace, &[]);
     assert!(
         view.url.starts_with("http://127.0.0.1:"),
         "loopback by default: {}",
@@ -170,21 +92,21 @@ fn non_loopback_host_needs_allow_remote() {
     );
     assert!(refused.stdout.is_empty(), "no URL is printed");
 
-    let mut view = View::start(&trace, &["--host", "0.0.0.0", "--allow-remote"]);
+    let mut view = Viewer::start(&trace, &["--host", "0.0.0.0", "--allow-remote"]);
     let (address, token) = view.parts();
     assert_eq!(status(&address, &format!("/{token}/"), &address), 200);
     let _ = view.child.kill();
     let _ = view.child.wait();
+    let mut stderr = String::new();
     view.child
         .stderr
         .take()
         .unwrap()
-        .read_to_string(&mut view.stderr)
+        .read_to_string(&mut stderr)
         .unwrap();
     assert!(
-        view.stderr.contains("warning") && view.stderr.contains("other machines"),
-        "{}",
-        view.stderr
+        stderr.contains("warning") && stderr.contains("other machines"),
+        "{stderr}"
     );
 }
 
@@ -192,7 +114,7 @@ fn non_loopback_host_needs_allow_remote() {
 fn the_allocation_map_is_read_in_the_background_and_answers_once_read() {
     let dir = test_dir("viewer-background");
     let trace = recorded_trace(dir.path());
-    let view = View::start(&trace, &[]);
+    let view = Viewer::start(&trace, &[]);
     let (address, token) = view.parts();
     let (code, meta) = request(&address, &format!("/{token}/api/meta"), &address);
     assert_eq!(code, 200);

@@ -1,6 +1,7 @@
 /* The child of a fork allocates, then replaces itself with this same
  * program in "exec-child" mode, which allocates again. argv[1] chooses the
- * exec function: "execv" or "execl". */
+ * exec function: "execv", "execl", or "execle" with an empty environment
+ * (so the new image runs without the recorder). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,9 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 300; i++) free(malloc(200));
         if (argc > 1 && strcmp(argv[1], "execl") == 0) {
             execl(argv[0], argv[0], "exec-child", (char *)NULL);
+        } else if (argc > 1 && strcmp(argv[1], "execle") == 0) {
+            char *no_environment[] = {NULL};
+            execle(argv[0], argv[0], "exec-child", (char *)NULL, no_environment);
         } else {
             char *child_argv[] = {argv[0], "exec-child", NULL};
             execv(argv[0], child_argv);

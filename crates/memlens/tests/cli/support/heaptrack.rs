@@ -64,11 +64,26 @@ pub struct HeaptrackCounts {
     pub dropped: u64,
 }
 
+/// One call stack of heaptrack's output and how many `+` lines (allocations,
+/// reallocations) it made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeaptrackStack {
+    /// `+` lines of this stack.
+    pub calls: u64,
+    /// Its frames' function names, innermost (the allocator's caller) first; for
+    /// a frame heaptrack could not name, `?` and the last three hex digits of its
+    /// address (which address space randomisation keeps: modules load at page
+    /// boundaries). heaptrack's address of a frame is its return address − 1.
+    pub functions: Vec<String>,
+}
+
 /// A finished heaptrack run.
 #[derive(Debug)]
 pub struct HeaptrackRun {
     /// The counts from its output.
     pub counts: HeaptrackCounts,
+    /// Its call stacks, most calls first.
+    pub stacks: Vec<HeaptrackStack>,
     /// The `heaptrack` process (its output includes the program's).
     pub run: Finished,
 }
@@ -110,8 +125,14 @@ pub fn heaptrack(
     let file = std::fs::File::open(&output)
         .unwrap_or_else(|e| panic!("heaptrack wrote no {stem}.zst ({e}):\n{}", done.stderr));
     let bytes = zstd::stream::decode_all(file).expect("heaptrack's output is not zstd");
-    let counts = parse(&String::from_utf8_lossy(&bytes), startup);
-    Some(HeaptrackRun { counts, run: done })
+    let text = String::from_utf8_lossy(&bytes);
+    let counts = parse(&text, startup);
+    let stacks = parse_stacks(&text);
+    Some(HeaptrackRun {
+        counts,
+        stacks,
+        run: done,
+    })
 }
 
 fn hex(field: Option<&str>) -> usize {
@@ -120,14 +141,30 @@ fn hex(field: Option<&str>) -> usize {
         .expect("heaptrack's output has a malformed number")
 }
 
-/// Counts heaptrack's interpreted text format (see the module docs).
-pub fn parse(text: &str, startup: LibstdcxxStartup) -> HeaptrackCounts {
+/// The records of heaptrack's interpreted text format this oracle reads (see the
+/// module docs), in one pass.
+struct Records {
+    strings: Vec<String>,
+    /// Per instruction pointer (from 1): its address, module string and first
+    /// function string (0 when unnamed).
+    ips: Vec<(u64, usize, usize)>,
+    /// Per trace node (from 1): its instruction pointer and parent.
+    traces: Vec<(usize, usize)>,
+    /// Per allocation info (from 0): its size and trace.
+    infos: Vec<(u64, usize)>,
+    /// `+` (true) and `-` lines with their info index, in order.
+    events: Vec<(bool, usize)>,
+}
+
+fn records(text: &str) -> Records {
     let mut version = 0;
-    let mut strings: Vec<String> = vec![String::new()];
-    let mut ip_modules: Vec<usize> = vec![0];
-    let mut traces: Vec<(usize, usize)> = vec![(0, 0)];
-    let mut infos: Vec<(u64, usize)> = Vec::new();
-    let mut events: Vec<(bool, usize)> = Vec::new();
+    let mut r = Records {
+        strings: vec![String::new()],
+        ips: vec![(0, 0, 0)],
+        traces: vec![(0, 0)],
+        infos: Vec::new(),
+        events: Vec::new(),
+    };
     for line in text.lines() {
         let mut fields = line.split(' ');
         match fields.next() {
@@ -136,21 +173,38 @@ pub fn parse(text: &str, startup: LibstdcxxStartup) -> HeaptrackCounts {
                     .nth(1)
                     .map_or(0, |v| usize::from_str_radix(v, 16).unwrap_or(0))
             }
-            Some("s") if version >= 3 => {
-                strings.push(line.splitn(3, ' ').nth(2).unwrap_or("").into())
-            }
-            Some("s") => strings.push(line.get(2..).unwrap_or("").into()),
+            Some("s") if version >= 3 => r
+                .strings
+                .push(line.splitn(3, ' ').nth(2).unwrap_or("").into()),
+            Some("s") => r.strings.push(line.get(2..).unwrap_or("").into()),
             Some("i") => {
-                fields.next();
-                ip_modules.push(hex(fields.next()));
+                let ip = hex(fields.next()) as u64;
+                let module = hex(fields.next());
+                let function = fields.next().map_or(0, |f| hex(Some(f)));
+                r.ips.push((ip, module, function));
             }
-            Some("t") => traces.push((hex(fields.next()), hex(fields.next()))),
-            Some("a") => infos.push((hex(fields.next()) as u64, hex(fields.next()))),
-            Some("+") => events.push((true, hex(fields.next()))),
-            Some("-") => events.push((false, hex(fields.next()))),
+            Some("t") => r.traces.push((hex(fields.next()), hex(fields.next()))),
+            Some("a") => r
+                .infos
+                .push((hex(fields.next()) as u64, hex(fields.next()))),
+            Some("+") => r.events.push((true, hex(fields.next()))),
+            Some("-") => r.events.push((false, hex(fields.next()))),
             _ => {}
         }
     }
+    r
+}
+
+/// Counts heaptrack's interpreted text format (see the module docs).
+pub fn parse(text: &str, startup: LibstdcxxStartup) -> HeaptrackCounts {
+    let Records {
+        strings,
+        ips,
+        traces,
+        infos,
+        events,
+    } = records(text);
+    let ip_modules: Vec<usize> = ips.iter().map(|ip| ip.1).collect();
     let module_of_frame = |trace: usize| -> &str {
         let ip = traces.get(trace).map_or(0, |t| t.0);
         let module = ip_modules.get(ip).copied().unwrap_or(0);
@@ -199,6 +253,37 @@ pub fn parse(text: &str, startup: LibstdcxxStartup) -> HeaptrackCounts {
         }
     }
     counts
+}
+
+/// heaptrack's call stacks with their `+` counts, most first. An `i` line is
+/// `i <ip> <module> [<function> <file> <line>]…`; the first function (0 when
+/// unknown) names the frame.
+pub fn parse_stacks(text: &str) -> Vec<HeaptrackStack> {
+    let r = records(text);
+    let mut calls: std::collections::HashMap<usize, u64> = Default::default();
+    for &(is_alloc, info) in &r.events {
+        if is_alloc {
+            *calls.entry(r.infos[info].1).or_default() += 1;
+        }
+    }
+    let mut stacks: Vec<HeaptrackStack> = calls
+        .into_iter()
+        .map(|(mut trace, calls)| {
+            let mut functions = Vec::new();
+            while trace != 0 && trace < r.traces.len() {
+                let (ip, _, function) = r.ips.get(r.traces[trace].0).copied().unwrap_or_default();
+                functions.push(if function != 0 {
+                    r.strings[function].clone()
+                } else {
+                    format!("?{:03x}", ip & 0xfff)
+                });
+                trace = r.traces[trace].1;
+            }
+            HeaptrackStack { calls, functions }
+        })
+        .collect();
+    stacks.sort_by_key(|s| std::cmp::Reverse(s.calls));
+    stacks
 }
 
 /// How closely the peaks must agree.

@@ -18,6 +18,7 @@ pub mod compile;
 pub mod heaptrack;
 pub mod run;
 pub mod trace;
+pub mod viewer;
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

@@ -148,7 +148,9 @@ pub fn summary_run(trace: &Path, args: &[&str]) -> (Finished, Option<Summary>) {
     (done, json)
 }
 
-/// The summary of a trace that must read back without any problem.
+/// The summary of a trace that must read back without any problem, and whose
+/// stacks show no frame of the recorder (DESIGN §4.3: recorder frames are never
+/// shown).
 pub fn summary(trace: &Path) -> Summary {
     let (done, json) = summary_run(trace, &["--top", "20"]);
     assert_eq!(
@@ -158,7 +160,42 @@ pub fn summary(trace: &Path) -> Summary {
         trace.display(),
         done.stderr
     );
-    json.expect("summary --json printed nothing")
+    let json = json.expect("summary --json printed nothing");
+    if let Some(frame) = recorder_frame(&json.json) {
+        panic!(
+            "a stack of {} shows the recorder's frame {frame:?}",
+            trace.display()
+        );
+    }
+    json
+}
+
+/// The first frame of the summary's site lists that lies in the recorder: in its
+/// library, or in one of its source files.
+fn recorder_frame(json: &Value) -> Option<String> {
+    let sources = concat!(env!("CARGO_MANIFEST_DIR"), "/../memlens-preload/src");
+    let files: Vec<String> = std::fs::read_dir(sources)
+        .expect("the recorder's sources")
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        // Names any Rust program may have.
+        .filter(|name| !["lib.rs", "main.rs", "mod.rs"].contains(&name.as_str()))
+        .map(|name| format!("({name}:"))
+        .collect();
+    [
+        "top_sites",
+        "top_sites_by_count",
+        "top_peak_sites",
+        "top_leak_sites",
+    ]
+    .iter()
+    .filter_map(|list| json[list].as_array())
+    .flatten()
+    .filter_map(|site| site["stack"].as_array())
+    .flatten()
+    .filter_map(Value::as_str)
+    .find(|f| f.contains("libmemlens_preload") || files.iter().any(|s| f.contains(s)))
+    .map(str::to_string)
 }
 
 /// Runs `memlens dump TRACE` whatever its status.

@@ -51,8 +51,8 @@ pub(crate) struct Guard<'a> {
 impl Drop for Guard<'_> {
     #[inline(always)]
     fn drop(&mut self) {
-        // SAFETY: __errno_location always returns this thread's errno.
-        unsafe { *libc::__errno_location() = self.errno };
+        // SAFETY: the state's errno pointer is this thread's errno.
+        unsafe { *self.state.errno = self.errno };
         self.state.in_hook.set(false);
     }
 }
@@ -82,13 +82,13 @@ pub(crate) fn enter() -> Option<Guard<'static>> {
             return None;
         }
     }
-    // SAFETY: errno location is always valid.
-    let errno = unsafe { *libc::__errno_location() };
     let mut p = thread::current();
     if p == BUSY {
         return None;
     }
     if p.is_null() {
+        // SAFETY: errno location is always valid.
+        let errno = unsafe { *libc::__errno_location() };
         p = thread::create(registry::register).cast();
         // SAFETY: restore errno clobbered by set-up.
         unsafe { *libc::__errno_location() = errno };
@@ -101,6 +101,8 @@ pub(crate) fn enter() -> Option<Guard<'static>> {
     if state.in_hook.replace(true) {
         return None;
     }
+    // SAFETY: the state's errno pointer is this thread's errno.
+    let errno = unsafe { *state.errno };
     Some(Guard { state, errno })
 }
 

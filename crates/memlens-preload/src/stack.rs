@@ -58,11 +58,15 @@ impl StackCache {
     }
 
     /// Index of the cached frame with this stack pointer and return address
-    /// whose outer frames are all still on the stack unchanged.
+    /// whose outer frames are all still on the stack unchanged. Stack pointers
+    /// grow outwards along both walks, so `cursor` (0 at the start of a walk)
+    /// only moves forwards: each cached frame is passed over once per walk.
     #[inline]
-    fn find(&self, sp: usize, ip: u64, lo: usize, hi: usize) -> Option<usize> {
-        // Stack pointers grow outwards along the cached walk.
-        let i = self.sp[..self.len].partition_point(|&s| s < sp);
+    fn find(&self, cursor: &mut usize, sp: usize, ip: u64, lo: usize, hi: usize) -> Option<usize> {
+        while *cursor < self.len && self.sp[*cursor] < sp {
+            *cursor += 1;
+        }
+        let i = *cursor;
         if i >= self.len || self.sp[i] != sp || self.ip[i] != ip {
             return None;
         }
@@ -171,9 +175,10 @@ pub fn capture(
             let mut sps = [0usize; MAX_DEPTH];
             sps[0] = caller_sp;
             let mut regs = (ret, caller_sp, next_fp);
+            let mut cursor = 0;
             while n < MAX_DEPTH {
                 let (ip, sp_now, bp_now) = regs;
-                if let Some(j) = previous.find(sp_now, ip as u64, stack_lo, stack_hi) {
+                if let Some(j) = previous.find(&mut cursor, sp_now, ip as u64, stack_lo, stack_hi) {
                     // Same activation as in the previous walk: reuse its callers.
                     let k = (previous.len - j - 1).min(MAX_DEPTH - n);
                     out[n..n + k].copy_from_slice(&previous.ip[j + 1..j + 1 + k]);

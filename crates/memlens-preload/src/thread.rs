@@ -36,6 +36,9 @@ pub struct ThreadState {
     pub tid: u32,
     /// The reentrancy guard.
     pub in_hook: Cell<bool>,
+    /// This thread's `errno` (`__errno_location()`, fixed for the thread's life),
+    /// saved and restored around every hook without a call into libc.
+    pub errno: *mut libc::c_int,
     /// This thread's stack, for bounds-checked unwinding.
     pub stack_lo: usize,
     /// One past the top of the stack.
@@ -126,6 +129,8 @@ pub fn create(register: impl FnOnce(*mut ThreadState)) -> *mut ThreadState {
         ring,
         tid,
         in_hook: Cell::new(false),
+        // SAFETY: __errno_location returns this thread's errno, valid while it lives.
+        errno: unsafe { libc::__errno_location() },
         stack_lo,
         stack_hi,
         stacks: core::cell::UnsafeCell::new(LocalStacks::new()),

@@ -189,7 +189,7 @@ fn report(outcome: &RecordOutcome) {
                 format_bytes(t.requested_bytes),
                 t.frees,
                 t.reallocations,
-                format_duration(md.end.as_ref().map_or(md.last_time, |e| e.0))
+                format_duration(md.end.as_ref().map_or(0, |e| e.0).max(md.last_time))
             ),
             None => "the run did not end cleanly; `memlens summary` reads what was written".into(),
         };

@@ -1,82 +1,87 @@
 #!/usr/bin/env bash
-# Cache-lens throughput, measured side by side with pycachesim on the same trace
-# and configuration, printed as ratios "memlens / pycachesim".
+# Cache-lens throughput as the user runs it, side by side with pycachesim on the
+# same references and configuration, printed as M refs/s and the ratio
+# "memlens / pycachesim".
 #
-#   (a) statistics only, 2-level LRU (L1 32 KiB 8-way, L2 256 KiB 8-way, 64-B lines)
-#   (b) the same with the full per-reference event stream consumed
-#   (c) Lackey text import, MB/s
+# memlens: the whole command `memlens cache simulate TRACE --json` (process start,
+# trace reading and decoding, simulation, windowed miss rates, temperature, JSON),
+# timed with hyperfine, on the memlens trace of the N×N double matrix multiply
+# (`memlens cache kernel matmul --n N`; N = 256 gives 33.7 M references).
+# pycachesim: its bulk `loadstore` API on exactly the same references (written as
+# 9-byte records by crates/memlens-cache/examples/cache_bench.rs), timed inside
+# Python around the simulate call only (best of 3): the list building that Python
+# needs first is not counted, which favours pycachesim.
+# Both: 2-level LRU, L1 32 KiB 8-way, L2 256 KiB 8-way, 64-byte lines, write-back,
+# write-allocate, non-inclusive. The hit and miss counts of both are compared.
 #
-# The trace is the first REFS (default 10,000,000) references of the standard
-# 256×256 double matrix multiply (crates/memlens-cache/examples/cache_bench.rs).
-# Usage: bench/cache/run.sh [REFS]. Needs python3 with pycachesim for the ratios
-# (`pip install pycachesim`); uses hyperfine for whole-process timings if present,
-# else /usr/bin/time. A benchmark, not a test: it reports, it does not assert.
+# Usage: bench/cache/run.sh [N]. Needs hyperfine (else /usr/bin/time) and, for the
+# ratio, python3 with pycachesim (`pip install pycachesim`). ENGINE=1 also runs the
+# engine's in-process benchmark (statistics only, event stream, Lackey import).
+# A benchmark, not a test: it reports, it does not assert.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-refs=${1:-10000000}
+n=${1:-256}
 out=bench/out/cache
 mkdir -p "$out"
 target=${CARGO_TARGET_DIR:-target}
 
-# CACHE_BENCH names an already built cache_bench binary (skips the build).
-bench=${CACHE_BENCH:-}
-if [ -z "$bench" ]; then
-    cargo build --quiet --release -p memlens-cache --example cache_bench
-    bench="$target/release/examples/cache_bench"
+cargo build --quiet --release -p memlens
+cargo build --quiet --release -p memlens-cache --example cache_bench
+memlens="$target/release/memlens"
+bench="$target/release/examples/cache_bench"
+
+mlens="$out/matmul$n.mlens"
+"$memlens" cache kernel matmul --n "$n" -o "$mlens" 2>"$out/kernel.txt"
+refs=$(awk '{ print $3 }' "$out/kernel.txt")
+trace="$out/matmul$n.trace"
+if [ "$n" = 256 ]; then
+    "$bench" write-trace "$trace" "$refs"
 fi
-trace="$out/matmul256.trace"
-"$bench" write-trace "$trace" "$refs"
+levels=(--level L1:32K:8:64 --level L2:256K:8:64)
+cmd="$memlens cache simulate $mlens --json ${levels[*]}"
+"$memlens" cache simulate "$mlens" --json "${levels[@]}" >"$out/memlens.json"
 
-echo "== memlens (in-process timings, best of several runs)"
-"$bench" run "$trace" | tee "$out/memlens.txt"
-
-have_pycachesim=0
-if python3 -c "import cachesim" 2>/dev/null; then
-    have_pycachesim=1
-    echo "== pycachesim (bulk loadstore API, same trace and configuration)"
-    python3 bench/cache/pycachesim_bench.py "$trace" | tee "$out/pycachesim.txt"
-else
-    echo "== pycachesim is not installed (pip install pycachesim): no ratios"
-fi
-
-value() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-
-echo "== results (per CPU-second of the measuring thread; wall-clock figures in the logs above)"
-rate() { awk -v x="$1" 'BEGIN { printf "%.1f", x / 1e6 }'; }
-stats=$(value "$out/memlens.txt" stats_refs_per_cpu_s)
-events=$(value "$out/memlens.txt" events_refs_per_cpu_s)
-buffered=$(value "$out/memlens.txt" buffered_events_refs_per_cpu_s)
-lackey=$(value "$out/memlens.txt" lackey_mb_per_cpu_s)
-echo "(a) statistics only, 2-level LRU:       $(rate "$stats") M refs/s   (target >= 150)"
-echo "(b) full event stream, visitor:         $(rate "$events") M refs/s   (target >= 40)"
-echo "    full event stream, per-ref buffer:  $(rate "$buffered") M refs/s"
-echo "(c) Lackey import:                      $lackey MB/s   (target >= 50)"
-if [ "$have_pycachesim" = 1 ]; then
-    py=$(value "$out/pycachesim.txt" pycachesim_refs_per_cpu_s)
-    pyl=$(value "$out/pycachesim.txt" python_lackey_mb_per_cpu_s)
-    echo "pycachesim bulk loadstore:              $(rate "$py") M refs/s"
-    echo "memlens / pycachesim, statistics only:   $(ratio "$stats" "$py")"
-    echo "memlens / pycachesim, full event stream: $(ratio "$events" "$py")"
-    echo "memlens / Python line parser, Lackey:    $(ratio "$lackey" "$pyl")"
-    for key in l1_hits l1_misses l2_hits l2_misses; do
-        a=$(value "$out/memlens.txt" "$key"); b=$(value "$out/pycachesim.txt" "$key")
-        [ "$a" = "$b" ] && same=same || same=DIFFERENT
-        echo "  $key: memlens $a, pycachesim $b ($same)"
-    done
-fi
-
-echo "== whole process (trace loading included)"
+echo "== memlens cache simulate ($refs references), whole command"
 if command -v hyperfine >/dev/null; then
-    cmds=("$bench stats $trace")
-    [ "$have_pycachesim" = 1 ] && cmds+=("python3 bench/cache/pycachesim_bench.py $trace --once")
-    hyperfine --warmup 1 --runs 3 "${cmds[@]}"
+    hyperfine --warmup 1 --runs 5 --export-json "$out/hyperfine.json" "$cmd >/dev/null"
+    secs=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['results'][0]['mean'])" \
+        "$out/hyperfine.json")
 else
-    for i in 1 2 3; do
-        /usr/bin/time -f "memlens stats: %e s wall, %M KiB max RSS" "$bench" stats "$trace" 2>&1 | tail -1
-    done
-    if [ "$have_pycachesim" = 1 ]; then
-        /usr/bin/time -f "pycachesim: %e s wall, %M KiB max RSS" \
-            python3 bench/cache/pycachesim_bench.py "$trace" --once 2>&1 >/dev/null | tail -1
-    fi
+    start=$(date +%s.%N)
+    for _ in 1 2 3; do $cmd >/dev/null; done
+    secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print (b - a) / 3 }')
+fi
+memlens_rate=$(awk -v r="$refs" -v s="$secs" 'BEGIN { printf "%.1f", r / s / 1e6 }')
+
+py_rate=""
+if [ "$n" != 256 ]; then
+    echo "== pycachesim needs the 256×256 trace (cache_bench writes only that one): no ratio"
+elif python3 -c "import cachesim" 2>/dev/null; then
+    echo "== pycachesim bulk loadstore (same references and configuration, in-process)"
+    python3 bench/cache/pycachesim_bench.py "$trace" --once | tee "$out/pycachesim.txt"
+    py_rate=$(awk '$1 == "pycachesim_refs_per_s" { printf "%.1f", $2 / 1e6 }' "$out/pycachesim.txt")
+else
+    echo "== pycachesim is not installed (pip install pycachesim): no ratio"
+fi
+
+if [ "${ENGINE:-0}" = 1 ] && [ "$n" = 256 ]; then
+    echo "== engine alone (in-process, statistics only / event stream / Lackey import)"
+    "$bench" run "$trace" | tee "$out/engine.txt"
+fi
+
+echo "== results"
+echo "memlens cache simulate --json, whole command: $memlens_rate M refs/s ($secs s)   (target >= 150)"
+if [ -n "$py_rate" ]; then
+    echo "pycachesim bulk loadstore, simulate call:     $py_rate M refs/s"
+    awk -v a="$memlens_rate" -v b="$py_rate" \
+        'BEGIN { printf "memlens / pycachesim:                         %.2f\n", a / b }'
+    python3 - "$out/memlens.json" "$out/pycachesim.txt" <<'EOF'
+import json, sys
+levels = json.load(open(sys.argv[1]))["levels"]
+py = dict(line.split() for line in open(sys.argv[2]) if len(line.split()) == 2)
+for i, level in enumerate(levels):
+    for key in ("hits", "misses"):
+        a, b = level[key], int(py[f"l{i + 1}_{key}"])
+        print(f"  L{i + 1} {key}: memlens {a}, pycachesim {b} ({'same' if a == b else 'DIFFERENT'})")
+EOF
 fi

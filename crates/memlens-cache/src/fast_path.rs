@@ -214,9 +214,13 @@ impl Hierarchy {
     /// that reference touches those levels) and before a reference that spans lines
     /// (`general` is then true and the caller simulates it on the general path).
     /// Returns how many references it simulated.
+    ///
+    /// With a non-empty `codes` (as long as `references`), it also stores each
+    /// simulated reference's outcome there as an [`Outcome::code`].
     pub(crate) fn fast_batch(
         &mut self,
         references: &[Reference],
+        codes: &mut [u32],
         write_backs: &mut Vec<(usize, u64, RegionId)>,
     ) -> (usize, bool) {
         // A constant level count lets the compiler unroll the level loops and keep
@@ -226,26 +230,43 @@ impl Hierarchy {
             .levels
             .iter()
             .all(|l| l.geometry.sets.is_power_of_two());
-        match (self.levels.len(), pow2) {
-            (1, true) => self.fast_batch_of::<1, true>(references, write_backs),
-            (2, true) => self.fast_batch_of::<2, true>(references, write_backs),
-            (3, true) => self.fast_batch_of::<3, true>(references, write_backs),
-            (_, true) => self.fast_batch_of::<0, true>(references, write_backs),
-            (_, false) => self.fast_batch_of::<0, false>(references, write_backs),
+        let (r, w) = (references, write_backs);
+        match (self.levels.len(), pow2, codes.is_empty()) {
+            (1, true, true) => self.fast_batch_of::<1, true, false>(r, codes, w),
+            (2, true, true) => self.fast_batch_of::<2, true, false>(r, codes, w),
+            (3, true, true) => self.fast_batch_of::<3, true, false>(r, codes, w),
+            (_, true, true) => self.fast_batch_of::<0, true, false>(r, codes, w),
+            (_, false, true) => self.fast_batch_of::<0, false, false>(r, codes, w),
+            (1, true, false) => self.fast_batch_of::<1, true, true>(r, codes, w),
+            (2, true, false) => self.fast_batch_of::<2, true, true>(r, codes, w),
+            (3, true, false) => self.fast_batch_of::<3, true, true>(r, codes, w),
+            (_, true, false) => self.fast_batch_of::<0, true, true>(r, codes, w),
+            (_, false, false) => self.fast_batch_of::<0, false, true>(r, codes, w),
         }
     }
 
     /// [`Hierarchy::fast_batch`] for `LEVELS` levels (0: any number), all with a
-    /// power-of-two number of sets when `POW2`.
-    fn fast_batch_of<const LEVELS: usize, const POW2: bool>(
+    /// power-of-two number of sets when `POW2`, storing outcome codes when `KEEP`.
+    fn fast_batch_of<const LEVELS: usize, const POW2: bool, const KEEP: bool>(
         &mut self,
         references: &[Reference],
+        codes: &mut [u32],
         write_backs: &mut Vec<(usize, u64, RegionId)>,
     ) -> (usize, bool) {
         let count = if LEVELS == 0 {
             self.levels.len()
         } else {
             LEVELS
+        };
+        // A single-line reference served by level `s` missed every level above it.
+        let mut served_code = [0u32; MAX_LEVELS + 1];
+        for (s, code) in served_code.iter_mut().enumerate().take(count + 1) {
+            *code = Outcome::served(s, count).code();
+        }
+        let codes = if KEEP {
+            &mut codes[..references.len()]
+        } else {
+            codes
         };
         let mut geometry = [self.levels[0].geometry; MAX_LEVELS];
         let mut parts: [Option<LeanParts<'_>>; MAX_LEVELS] = Default::default();
@@ -331,6 +352,9 @@ impl Hierarchy {
                 p.tags[set * g.ways as usize + first_way] |= 1;
             }
             stats.record_single(region, demand == Demand::Write, served);
+            if KEEP {
+                codes[index] = served_code[served];
+            }
             if !write_backs.is_empty() {
                 return (index + 1, false);
             }

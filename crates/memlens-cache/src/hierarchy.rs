@@ -254,23 +254,38 @@ impl Hierarchy {
     /// Hierarchies of the fast path's shape take its batched loop; the results are
     /// exactly those of calling [`Hierarchy::access`] with [`NoEvents`] on each.
     pub fn run(&mut self, references: &[Reference]) {
+        self.run_coded(references, &mut []);
+    }
+
+    /// [`Hierarchy::run`], also storing every reference's [`Outcome::code`] in
+    /// `codes` when it is not empty (it is then exactly as long as `references`).
+    pub(crate) fn run_coded(&mut self, references: &[Reference], codes: &mut [u32]) {
+        let keep = !codes.is_empty();
         if !self.fast {
-            for reference in references {
-                self.access(reference, &mut NoEvents);
+            for (i, reference) in references.iter().enumerate() {
+                let outcome = self.access(reference, &mut NoEvents);
+                if keep {
+                    codes[i] = outcome.code();
+                }
             }
             return;
         }
         let mut write_backs = Vec::new();
-        let mut rest = references;
-        while !rest.is_empty() {
-            let (done, general) = self.fast_batch(rest, &mut write_backs);
+        let mut at = 0;
+        while at < references.len() {
+            let rest = &references[at..];
+            let out = if keep { &mut codes[at..] } else { &mut [] };
+            let (done, general) = self.fast_batch(rest, out, &mut write_backs);
             for (level, addr, owner) in write_backs.drain(..) {
                 self.write_back(level, addr, owner, &mut NoEvents);
             }
-            rest = &rest[done..];
-            if general && let Some((reference, tail)) = rest.split_first() {
-                self.access(reference, &mut NoEvents);
-                rest = tail;
+            at += done;
+            if general && let Some(reference) = references.get(at) {
+                let outcome = self.access(reference, &mut NoEvents);
+                if keep {
+                    codes[at] = outcome.code();
+                }
+                at += 1;
             }
         }
     }

@@ -51,6 +51,7 @@ pub mod outcome;
 mod policy;
 #[cfg(feature = "serde")]
 pub mod protocol;
+mod recent;
 pub mod reference;
 pub mod region;
 pub mod simulation;
@@ -72,7 +73,7 @@ pub use label::{LabelTable, TraceInfo};
 pub use outcome::{Involvement, Outcome};
 pub use reference::{AccessKind, LabelId, Reference, RegionId};
 pub use region::{Region, RegionTable};
-pub use simulation::Simulation;
+pub use simulation::{Feed, Simulation};
 pub use stats::{LevelCounters, Statistics};
 pub use summary::{LevelActivity, LevelSummary, RegionSummary, SimulationSummary};
 pub use temperature::{Temperature, TemperatureConfig, TemperatureWeights};

@@ -45,6 +45,47 @@ impl Outcome {
         }
     }
 
+    /// The outcome of a single-line reference served by level `served` of `levels`:
+    /// it missed every level above and hit `served` (unless memory served it).
+    #[inline]
+    pub(crate) fn served(served: usize, levels: usize) -> Outcome {
+        Outcome {
+            served_by: served as u8,
+            hit: if served < levels { 1 << served } else { 0 },
+            missed: ((1u32 << served) - 1) as u16,
+        }
+    }
+
+    /// The per-level part of the outcome in 32 bits (`hit | missed << 16`): what
+    /// windows and temperature count.
+    #[inline]
+    pub(crate) fn code(&self) -> u32 {
+        u32::from(self.hit) | u32::from(self.missed) << 16
+    }
+
+    /// The per-level part of an outcome back from its [`Outcome::code`]
+    /// (`served_by` is not kept and reads 0).
+    #[inline]
+    pub(crate) fn from_code(code: u32) -> Outcome {
+        Outcome {
+            served_by: 0,
+            hit: code as u16,
+            missed: (code >> 16) as u16,
+        }
+    }
+
+    /// How `level` took part, from an [`Outcome::code`].
+    #[inline]
+    pub(crate) fn involvement_of_code(code: u32, level: usize) -> Involvement {
+        if code >> 16 >> level & 1 != 0 {
+            Involvement::Miss
+        } else if code >> level & 1 != 0 {
+            Involvement::Hit
+        } else {
+            Involvement::Idle
+        }
+    }
+
     #[inline]
     pub(crate) fn record_hit(&mut self, level: usize) {
         self.hit |= 1 << level;

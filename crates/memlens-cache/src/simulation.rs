@@ -1,32 +1,77 @@
 //! One simulation run, whole: a [`Hierarchy`] with the windowed miss rates and the
-//! cache temperature folded beside it, plus what the reference source declared (region
+//! cache temperature kept beside it, plus what the reference source declared (region
 //! names, statement labels), summed up on demand into a [`SimulationSummary`].
 //!
 //! This is the loop behind `memlens cache simulate`. The caller owns the source and
-//! feeds references as they come, one at a time ([`Simulation::access`]) or in
-//! batches ([`Simulation::access_all`], the tighter loop); the simulation never sees a
-//! file. The sinks want no detailed events, so the hierarchy runs its
-//! statistics-only path.
+//! feeds references as they come: in batches ([`Simulation::access_all`]), one at a
+//! time through a [`Feed`] that batches them, or singly ([`Simulation::access`]);
+//! the simulation never sees a file. A batch takes one tight loop: the hierarchy's
+//! statistics-only path, which also stores each outcome as a code, then the last
+//! outcomes of the batch, overall and per region, copied in bulk into the rings the
+//! windowed miss rates and the temperature are folded from when a summary is asked
+//! for (see `recent`).
 
 use crate::config::HierarchyConfig;
+use crate::events::NoEvents;
 use crate::geometry::ConfigError;
 use crate::hierarchy::Hierarchy;
+use crate::recent::RecentOutcomes;
 use crate::reference::{Reference, RegionId};
 use crate::region::UNNAMED_REGION;
 use crate::summary::{LevelActivity, LevelSummary, RegionSummary, SimulationSummary};
-use crate::temperature::{Temperature, TemperatureConfig};
-use crate::window::WindowedMissRate;
+
+/// References a [`Feed`] gathers before simulating them, and the largest batch
+/// [`Simulation::access_all`] simulates at once.
+const BATCH: usize = 16 * 1024;
 
 /// A cache hierarchy being fed a trace, with everything its summary needs.
 #[derive(Clone, Debug)]
 pub struct Simulation {
     cache: Hierarchy,
-    /// The temperature and the windowed miss rates, folded from each outcome.
-    windows: (Temperature, WindowedMissRate),
+    /// The last outcomes, overall and per region.
+    recent: RecentOutcomes,
+    /// The outcome codes of the batch being simulated (scratch).
+    codes: Vec<u32>,
+    /// References a [`Feed`] gathered and has not simulated yet.
+    gathered: Vec<Reference>,
     /// Region names by id; an empty name means the source named none.
     region_names: Vec<String>,
     /// Statement labels the source declared.
     labels: usize,
+}
+
+/// Gathers references one at a time and simulates them in batches; whatever is
+/// gathered when it is dropped is simulated then.
+pub struct Feed<'a> {
+    simulation: &'a mut Simulation,
+}
+
+impl Feed<'_> {
+    /// Adds a reference (simulated with the next full batch, or on drop).
+    #[inline]
+    pub fn push(&mut self, reference: Reference) {
+        let gathered = &mut self.simulation.gathered;
+        gathered.push(reference);
+        if gathered.len() == BATCH {
+            self.simulation.flush();
+        }
+    }
+
+    /// Names a region for the summary (see [`Simulation::name_region`]).
+    pub fn name_region(&mut self, id: RegionId, name: impl Into<String>) {
+        self.simulation.name_region(id, name);
+    }
+
+    /// Counts one statement label declared by the source.
+    pub fn count_label(&mut self) {
+        self.simulation.count_label();
+    }
+}
+
+impl Drop for Feed<'_> {
+    fn drop(&mut self) {
+        self.simulation.flush();
+    }
 }
 
 impl Simulation {
@@ -34,33 +79,44 @@ impl Simulation {
     /// last `window` references (at least one), or says which level cannot be built.
     pub fn new(config: &HierarchyConfig, window: usize) -> Result<Simulation, ConfigError> {
         let cache = Hierarchy::new(config)?;
-        let window = window.max(1);
         let levels = cache.level_count();
-        let temperature = Temperature::new(&TemperatureConfig {
-            window,
-            ..TemperatureConfig::standard(levels)
-        });
         Ok(Simulation {
             cache,
-            windows: (temperature, WindowedMissRate::new(levels, window)),
+            recent: RecentOutcomes::new(levels, window),
+            codes: Vec::new(),
+            gathered: Vec::new(),
             region_names: Vec::new(),
             labels: 0,
         })
     }
 
     /// Simulates one reference.
-    #[inline]
     pub fn access(&mut self, reference: &Reference) {
-        self.cache.access(reference, &mut self.windows);
+        let outcome = self.cache.access(reference, &mut NoEvents);
+        self.recent.record_one(reference.region, outcome.code());
     }
 
     /// Simulates references in order: the same as [`Simulation::access`] on each,
-    /// in one loop.
+    /// in one tight loop per batch.
     pub fn access_all(&mut self, references: &[Reference]) {
-        let (cache, windows) = (&mut self.cache, &mut self.windows);
-        for reference in references {
-            cache.access(reference, windows);
+        for batch in references.chunks(BATCH) {
+            self.codes.resize(batch.len(), 0);
+            self.cache.run_coded(batch, &mut self.codes);
+            self.recent.record(batch, &self.codes);
         }
+    }
+
+    /// Returns a [`Feed`] that takes references one at a time and simulates them in
+    /// batches.
+    pub fn feed(&mut self) -> Feed<'_> {
+        Feed { simulation: self }
+    }
+
+    fn flush(&mut self) {
+        let gathered = std::mem::take(&mut self.gathered);
+        self.access_all(&gathered);
+        self.gathered = gathered;
+        self.gathered.clear();
     }
 
     /// Names a region for the summary (a later name for the same id replaces it).
@@ -82,7 +138,7 @@ impl Simulation {
     pub fn summary(&self) -> SimulationSummary {
         let stats = self.cache.statistics();
         let config = self.cache.config();
-        let (temperature, rates) = &self.windows;
+        let (temperature, rates) = (self.recent.temperature(), &self.recent);
         let levels = (config.levels.iter().enumerate())
             .map(|(i, level)| LevelSummary {
                 name: level.name.clone(),

@@ -10,7 +10,8 @@ use memlens_cache::{
     AccessKind, LabelId, LabelTable, Reference, RegionId, RegionTable, Simulation, TraceInfo,
 };
 use memlens_trace::{
-    Damage, RefItem, RefKind, RefRecord, ReferenceWriter, TraceFile, TraceWriter, read_references,
+    Damage, RefBatch, RefItem, RefKind, RefRecord, ReferenceWriter, TraceFile, TraceWriter,
+    read_reference_batches, read_references,
 };
 
 /// The simulator's access kind of a trace reference kind.
@@ -98,27 +99,23 @@ pub fn read_all(trace: &TraceFile, limit: usize) -> TraceReferences {
     }
 }
 
-/// References decoded before they are simulated.
-const BATCH: usize = 4096;
-
 /// Runs every reference of `trace` through `simulation` (regions named, labels
-/// counted), decoded in batches that the simulation takes in one tight loop; returns
-/// the damaged chunks, which are skipped.
+/// counted), a decoded block at a time, which the simulation takes in one tight loop;
+/// returns the damaged chunks, which are skipped.
 pub fn simulate(trace: &TraceFile, simulation: &mut Simulation) -> Vec<Damage> {
-    let mut batch = Vec::with_capacity(BATCH);
-    let damage = read_references(trace, &mut |item| match item {
-        RefItem::Region { id, name, .. } => simulation.name_region(RegionId(id), name),
-        RefItem::Label { .. } => simulation.count_label(),
-        RefItem::Reference(r) => {
-            batch.push(reference(&r));
-            if batch.len() == BATCH {
-                simulation.access_all(&batch);
-                batch.clear();
-            }
+    let mut batch: Vec<Reference> = Vec::new();
+    read_reference_batches(trace, &mut |item| match item {
+        RefBatch::Item(RefItem::Region { id, name, .. }) => {
+            simulation.name_region(RegionId(id), name)
         }
-    });
-    simulation.access_all(&batch);
-    damage
+        RefBatch::Item(RefItem::Label { .. }) => simulation.count_label(),
+        RefBatch::Item(RefItem::Reference(r)) => simulation.access_all(&[reference(&r)]),
+        RefBatch::References(refs) => {
+            batch.clear();
+            batch.extend(refs.iter().map(reference));
+            simulation.access_all(&batch);
+        }
+    })
 }
 
 /// Tables whose ids equal the trace's: ids are 1-based and dense in the tables, so

@@ -45,5 +45,7 @@ pub use record::{
     AllocFn, ClockSource, Event, Mapping, Meta, Module, ProcessInfo, SYNTHETIC_FRAME_BASE, Segment,
     StackId, TimeNs, Totals, Unmapping,
 };
-pub use refs::{RefItem, RefKind, RefRecord, ReferenceWriter, read_references};
+pub use refs::{
+    RefBatch, RefItem, RefKind, RefRecord, ReferenceWriter, read_reference_batches, read_references,
+};
 pub use writer::TraceWriter;

@@ -187,6 +187,12 @@ pub fn encode_block(references: &[RefRecord], out: &mut Vec<u8>) {
 
 /// Decodes one block body, calling `emit` for each reference in order.
 pub fn decode_block(body: &[u8], emit: &mut dyn FnMut(RefRecord)) -> Result<(), &'static str> {
+    decode_block_with(body, emit)
+}
+
+/// [`decode_block`] with the call to `emit` inlined into the loop.
+#[inline]
+fn decode_block_with(body: &[u8], mut emit: impl FnMut(RefRecord)) -> Result<(), &'static str> {
     let mut cur = Cursor::new(body);
     let count = cur.u64().ok_or("the block's count is truncated")?;
     if count > MAX_BLOCK_REFERENCES {
@@ -244,6 +250,30 @@ pub fn decode_payload(
     payload: &[u8],
     emit: &mut dyn FnMut(RefItem),
 ) -> Result<(), (usize, &'static str)> {
+    let mut block = Vec::new();
+    decode_payload_batches(payload, &mut block, &mut |batch| match batch {
+        RefBatch::Item(item) => emit(item),
+        RefBatch::References(refs) => refs.iter().for_each(|&r| emit(RefItem::Reference(r))),
+    })
+}
+
+/// What [`read_reference_batches`] delivers: a region or label, or the references
+/// of one block (up to [`BLOCK_REFERENCES`]) at once.
+#[derive(Debug)]
+pub enum RefBatch<'a> {
+    /// A region or a label ([`RefItem::Reference`] never comes this way).
+    Item(RefItem),
+    /// The references of one block, in order.
+    References(&'a [RefRecord]),
+}
+
+/// [`decode_payload`] delivering each block's references as one slice, decoded into
+/// `block` (reused): one call per block instead of one per reference.
+pub fn decode_payload_batches(
+    payload: &[u8],
+    block: &mut Vec<RefRecord>,
+    emit: &mut dyn FnMut(RefBatch<'_>),
+) -> Result<(), (usize, &'static str)> {
     let mut cur = Cursor::new(payload);
     while !cur.is_empty() {
         let at = cur.position();
@@ -259,22 +289,27 @@ pub fn decode_payload(
                 let id = b.u64().and_then(|v| u16::try_from(v).ok());
                 let (start, len, name) = (b.u64(), b.u64(), b.string());
                 match (id, start, len, name) {
-                    (Some(id), Some(start), Some(len), Some(name)) => emit(RefItem::Region {
-                        id,
-                        start,
-                        len,
-                        name,
-                    }),
+                    (Some(id), Some(start), Some(len), Some(name)) => {
+                        emit(RefBatch::Item(RefItem::Region {
+                            id,
+                            start,
+                            len,
+                            name,
+                        }))
+                    }
                     _ => return Err((at, "malformed region record")),
                 }
             }
             ref_tag::LABEL => match (b.u64().and_then(|v| u16::try_from(v).ok()), b.string()) {
-                (Some(id), Some(text)) => emit(RefItem::Label { id, text }),
+                (Some(id), Some(text)) => emit(RefBatch::Item(RefItem::Label { id, text })),
                 _ => return Err((at, "malformed label record")),
             },
             ref_tag::BLOCK => {
-                decode_block(body, &mut |r| emit(RefItem::Reference(r)))
-                    .map_err(|reason| (at, reason))?;
+                block.clear();
+                let decoded = decode_block_with(body, |r| block.push(r));
+                // The references before a malformed one are delivered too.
+                emit(RefBatch::References(block));
+                decoded.map_err(|reason| (at, reason))?;
             }
             _ => {} // A record of a newer writer: skipped.
         }
@@ -385,6 +420,19 @@ impl ReferenceWriter {
 /// item. Damaged chunks and malformed records are skipped and returned (with the
 /// byte offset of their chunk); everything else is delivered.
 pub fn read_references(trace: &TraceFile, emit: &mut dyn FnMut(RefItem)) -> Vec<Damage> {
+    read_reference_batches(trace, &mut |batch| match batch {
+        RefBatch::Item(item) => emit(item),
+        RefBatch::References(refs) => refs.iter().for_each(|&r| emit(RefItem::Reference(r))),
+    })
+}
+
+/// [`read_references`] delivering each block's references as one slice: what a
+/// consumer that takes references in bulk (the cache simulator) reads with.
+pub fn read_reference_batches(
+    trace: &TraceFile,
+    emit: &mut dyn FnMut(RefBatch<'_>),
+) -> Vec<Damage> {
+    let mut block = Vec::with_capacity(BLOCK_REFERENCES);
     let mut damage: Vec<Damage> = trace.index_damage().to_vec();
     let (mut scratch, mut payload) = (Vec::new(), Vec::new());
     for chunk in trace.chunks() {
@@ -395,7 +443,7 @@ pub fn read_references(trace: &TraceFile, emit: &mut dyn FnMut(RefItem)) -> Vec<
             damage.push(d);
             continue;
         }
-        if let Err((at, reason)) = decode_payload(&payload, emit) {
+        if let Err((at, reason)) = decode_payload_batches(&payload, &mut block, emit) {
             damage.push(Damage {
                 offset: chunk.offset,
                 reason: format!("{reason} at payload offset {at} of the reference chunk"),

@@ -256,10 +256,9 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
             let file = File::open(&args.trace)
                 .map_err(|e| failed(&args.trace, format!("cannot open: {e}")))?;
             let input = BufReader::with_capacity(1 << 20, file);
-            let keep_instructions = args.instructions;
             let (imported, counts) = if format == TraceFormat::Din {
                 let options = DinOptions {
-                    keep_instructions,
+                    keep_instructions: args.instructions,
                     default_size: din_size,
                     on_error,
                 };
@@ -268,7 +267,7 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
                 (imported, reader.counts())
             } else {
                 let options = LackeyOptions {
-                    keep_instructions,
+                    keep_instructions: args.instructions,
                     on_error,
                 };
                 let mut reader = LackeyReader::new(input, options);
@@ -309,7 +308,7 @@ fn import_text(
     let (mut malformed, mut stopped) = (0, Ok(()));
     // Malformed lines before the first reference wait: a file with no reference at
     // all gets one sentence from the caller instead of a screen of them.
-    let (mut held, mut any) = (Vec::new(), false);
+    let (mut held, mut any, mut feed) = (Vec::new(), false, simulation.feed());
     for item in reader {
         match item {
             Ok(reference) => {
@@ -317,7 +316,7 @@ fn import_text(
                     any = true;
                     held.drain(..).for_each(|line: String| eprintln!("{line}"));
                 }
-                simulation.access(&reference);
+                feed.push(reference);
             }
             Err(error)
                 if on_error == OnError::Stop || matches!(error.kind, ImportErrorKind::Io(_)) =>

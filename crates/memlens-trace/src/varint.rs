@@ -69,6 +69,19 @@ impl<'a> Cursor<'a> {
     /// Reads an unsigned LEB128 varint of at most 10 bytes.
     #[inline]
     pub fn u64(&mut self) -> Option<u64> {
+        // Most values fit in one byte: that case inlines into the caller.
+        if let Some(&b) = self.bytes.get(self.pos)
+            && b < 0x80
+        {
+            self.pos += 1;
+            return Some(u64::from(b));
+        }
+        self.u64_long()
+    }
+
+    /// [`Cursor::u64`] for values of two bytes and more (and the failures).
+    #[inline(never)]
+    fn u64_long(&mut self) -> Option<u64> {
         let mut value = 0u64;
         let mut shift = 0u32;
         loop {

@@ -150,7 +150,11 @@ fn run_java(args: RecordArgs) -> Result<i32> {
 }
 
 /// The full summary of the main trace with `--summary`; the program's exit code.
+/// A trace written over an older one leaves that one's index stale: it goes.
 fn finish(args: &RecordArgs, outcome: &RecordOutcome) -> Result<i32> {
+    for path in &outcome.traces {
+        std::fs::remove_file(memlens_ingest::index_path(path)).ok();
+    }
     if args.summary
         && let Some(main) = outcome.traces.first()
     {

@@ -164,3 +164,32 @@ fn follow_fork_gives_every_child_its_own_trace_named_after_the_output() {
         assert!(s.complete(), "{}", s.json);
     }
 }
+
+#[test]
+fn recording_over_a_trace_removes_its_stale_index() {
+    let dir = test_dir("processes-index");
+    program!(dir.path(), "used_blocks");
+    let out = dir.path().join("f.mlens");
+    let argv = [utf8(&dir.path().join("used_blocks")).to_owned()];
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let first = record(dir.path(), &["-q", "-o", utf8(&out)], &argv, &[]);
+    assert_eq!(first.run.code, 0, "{}", first.run.stderr);
+    let tree = |what: &str| {
+        let done = crate::support::run(
+            crate::support::memlens()
+                .args(["tree", "--points", "1"])
+                .arg(&out),
+            what,
+        );
+        assert_eq!(done.code, 0, "{what}: {}", done.stderr);
+        done.stderr
+    };
+    tree("the first tree");
+    let index = dir.path().join("f.mlens.mlidx");
+    assert!(index.exists(), "the first tree wrote an index");
+    let again = record(dir.path(), &["-q", "-f", "-o", utf8(&out)], &argv, &[]);
+    assert_eq!(again.run.code, 0, "{}", again.run.stderr);
+    assert!(!index.exists(), "the index of the old trace is gone");
+    let stderr = tree("the tree of the new trace");
+    assert!(!stderr.contains("rebuilding"), "{stderr}");
+}

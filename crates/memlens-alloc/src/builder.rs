@@ -16,10 +16,11 @@
 //! partial `munmap` shrinks or splits a mapping. Unmapping what no recorded mapping
 //! covers (the loader's mappings, the allocator's) is ignored.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
 use crate::block::{Block, Latency, mapped_size};
 use crate::ids::{ProcessId, SiteId, ThreadId};
+use crate::mapped::LiveRanges;
 use crate::model::{AllocModel, Diagnostics, SiteInfo};
 use crate::process::{ProcessInfo, ThreadInfo};
 
@@ -114,8 +115,8 @@ pub struct AllocModelBuilder {
     latency: Vec<Latency>,
     has_latency: bool,
     live: HashMap<(ProcessId, u64), u32>,
-    /// Live mappings: (process, start) → (end, block). They never overlap.
-    mappings: BTreeMap<(ProcessId, u64), (u64, u32)>,
+    /// Live mappings per process, each with its block.
+    mappings: HashMap<ProcessId, LiveRanges<u32>>,
     diagnostics: Diagnostics,
     start: Option<u64>,
 }
@@ -293,24 +294,21 @@ impl AllocModelBuilder {
             ..like
         });
         self.latency.push(Latency::default());
-        self.mappings.insert((process, range.0), (range.1, index));
+        self.mappings
+            .entry(process)
+            .or_default()
+            .insert(range.0, range.1, index);
     }
 
     /// Ends the mappings `[start, end)` overlaps at `t`; the parts of them outside it
     /// stay mapped as new blocks.
     fn unmap_range(&mut self, process: ProcessId, t: u64, start: u64, end: u64) {
-        if start >= end {
-            return;
-        }
-        let hit: Vec<(u64, u64, u32)> = self
+        let hit = self
             .mappings
-            .range((process, 0)..(process, end))
-            .rev()
-            .take_while(|(_, (e, _))| *e > start)
-            .map(|(&(_, s), &(e, i))| (s, e, i))
-            .collect();
+            .get_mut(&process)
+            .map(|live| live.take_overlapping(start, end))
+            .unwrap_or_default();
         for (s, e, index) in hit {
-            self.mappings.remove(&(process, s));
             self.end_block(index, t, SiteId::UNKNOWN, None);
             let like = self.blocks[index as usize];
             if s < start {

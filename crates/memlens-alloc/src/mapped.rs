@@ -2,17 +2,58 @@
 //! hold as they come and go, and their peak, without building blocks: what
 //! `memlens summary` prints in one line. Ranges are whole pages; mapping over a live
 //! range replaces it (`MAP_FIXED`) and unmapping part of a mapping keeps the rest, as
-//! the kernel does, so the count is the same as the mapping blocks' of the model.
+//! the kernel does. [`LiveRanges`] is that bookkeeping, shared with the model's
+//! mapping blocks (`builder.rs`), so both count the same bytes.
 
 use std::collections::BTreeMap;
 
 use crate::block::mapped_size;
 
+/// Live address ranges that never overlap, each with a value (the model's block).
+#[derive(Clone, Debug)]
+pub(crate) struct LiveRanges<V> {
+    /// start → (end, value).
+    ranges: BTreeMap<u64, (u64, V)>,
+}
+
+impl<V> Default for LiveRanges<V> {
+    fn default() -> Self {
+        LiveRanges {
+            ranges: BTreeMap::new(),
+        }
+    }
+}
+
+impl<V: Copy> LiveRanges<V> {
+    /// Adds `[start, end)`, which must not overlap a live range.
+    pub(crate) fn insert(&mut self, start: u64, end: u64, value: V) {
+        self.ranges.insert(start, (end, value));
+    }
+
+    /// Removes every range that overlaps `[start, end)` and returns them as
+    /// `(start, end, value)`; the caller puts back what lies outside `[start, end)`.
+    pub(crate) fn take_overlapping(&mut self, start: u64, end: u64) -> Vec<(u64, u64, V)> {
+        if start >= end {
+            return Vec::new();
+        }
+        let hit: Vec<(u64, u64, V)> = self
+            .ranges
+            .range(..end)
+            .rev()
+            .take_while(|&(_, &(e, _))| e > start)
+            .map(|(&s, &(e, v))| (s, e, v))
+            .collect();
+        for &(s, _, _) in &hit {
+            self.ranges.remove(&s);
+        }
+        hit
+    }
+}
+
 /// The program's live mappings and their peak.
 #[derive(Clone, Debug, Default)]
 pub struct MappedBytes {
-    /// Live ranges: start → end; they never overlap.
-    ranges: BTreeMap<u64, u64>,
+    ranges: LiveRanges<()>,
     bytes: u64,
     peak: u64,
     peak_t: u64,
@@ -27,22 +68,11 @@ impl MappedBytes {
 
     /// Removes `[start, end)` from the live ranges, keeping what lies outside it.
     fn remove(&mut self, start: u64, end: u64) {
-        if start >= end {
-            return;
-        }
-        let hit: Vec<(u64, u64)> = self
-            .ranges
-            .range(..end)
-            .rev()
-            .take_while(|&(_, &e)| e > start)
-            .map(|(&s, &e)| (s, e))
-            .collect();
-        for (s, e) in hit {
-            self.ranges.remove(&s);
+        for (s, e, ()) in self.ranges.take_overlapping(start, end) {
             self.bytes -= e - s;
             for (a, b) in [(s, start), (end, e)] {
                 if a < b {
-                    self.ranges.insert(a, b);
+                    self.ranges.insert(a, b, ());
                     self.bytes += b - a;
                 }
             }
@@ -53,7 +83,7 @@ impl MappedBytes {
     pub fn map(&mut self, t: u64, addr: u64, len: u64) {
         let end = addr.saturating_add(mapped_size(len.max(1)));
         self.remove(addr, end);
-        self.ranges.insert(addr, end);
+        self.ranges.insert(addr, end, ());
         self.bytes += end - addr;
         self.mappings += 1;
         if self.bytes > self.peak {

@@ -25,7 +25,8 @@ use crate::ticks::TickConverter;
 use crate::{clock, modules, recording, registry, session, wakeup};
 
 /// The writer, behind a mutex that the writer thread holds for one round at
-/// a time; `fork` (so the child never inherits it mid-round) takes it too. The allocation hot path never does.
+/// a time; `fork` (so the child never inherits it mid-round) takes it too.
+/// The allocation hot path never does.
 static WRITER: Locked<Option<Writer>> = Locked::new(None);
 
 /// Installs the writer.
@@ -487,7 +488,8 @@ impl Writer {
                 && !self.ended
             {
                 self.ended = true;
-                // When the program called `exit` (no event is later).
+                // When the program called `exit`, and never before an event written
+                // so far (threads may still allocate after that call).
                 let t = self.ticks.convert(raw).max(self.latest_ns);
                 let how = match how {
                     wakeup::END_UNDERSCORE_EXIT => "_exit",

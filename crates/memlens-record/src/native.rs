@@ -177,11 +177,6 @@ fn native_launch(
     launch.remove("MEMLENS_CLAIMED");
     launch.set("MEMLENS_OUTPUT", template);
     launch.remove("MEMLENS_DIR");
-    if options.follow_fork {
-        launch.set("MEMLENS_FOLLOW_FORK", "1");
-    } else {
-        launch.remove("MEMLENS_FOLLOW_FORK");
-    }
     if let Some(every) = &options.mark_every {
         launch.set("MEMLENS_MARK_EVERY", every);
     }
@@ -190,12 +185,10 @@ fn native_launch(
     } else {
         launch.set("MEMLENS_WRAPPERS", options.wrappers.join("\n"));
     }
-    if options.latency {
-        launch.set("MEMLENS_LATENCY", "1");
-    } else {
-        launch.remove("MEMLENS_LATENCY");
-    }
+    // Switches: `1` when asked for, and never inherited otherwise.
     for (on, name) in [
+        (options.follow_fork, "MEMLENS_FOLLOW_FORK"),
+        (options.latency, "MEMLENS_LATENCY"),
         (options.free_stacks, "MEMLENS_FREE_STACKS"),
         (options.mmap, "MEMLENS_MMAP"),
     ] {

@@ -46,11 +46,11 @@ pub struct RecordArgs {
     latency: bool,
     /// Also record the call stack of every free: the viewer's block details
     /// then say which function freed each block.
-    #[arg(long, conflicts_with = "java")]
+    #[arg(long)]
     free_stacks: bool,
     /// Also record the program's own mmap/munmap/mremap calls: its mappings
     /// become blocks of the allocation map.
-    #[arg(long, conflicts_with = "java")]
+    #[arg(long)]
     mmap: bool,
     /// An allocation wrapper of the program (a glob over function names, e.g.
     /// `my_alloc*`; repeatable): its frames count as the allocator's, so sites
@@ -60,7 +60,9 @@ pub struct RecordArgs {
     /// Record a Java program through the JVMTI agent (libmemlens_jvmti.so)
     /// instead of LD_PRELOAD: typed objects, Java stacks, threads, deaths and
     /// garbage collections as marks (see docs/java.md).
-    #[arg(long, conflicts_with_all = ["mark_every", "latency", "wrapper", "follow_fork"])]
+    #[arg(long, conflicts_with_all = [
+        "mark_every", "latency", "wrapper", "follow_fork", "free_stacks", "mmap",
+    ])]
     java: bool,
     /// With --java: record about one allocation per BYTES allocated (JVMTI
     /// heap sampling) instead of every allocation.
@@ -92,7 +94,7 @@ pub fn cli_error(e: RecordError) -> anyhow::Error {
     }
 }
 
-/// Prints the recorder's warnings before the program starts, unless `--quiet` (true).
+/// Prints the recorder's warnings before the program starts; the field is `--quiet`.
 struct StderrWarnings(bool);
 
 impl Observer for StderrWarnings {

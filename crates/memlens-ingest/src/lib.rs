@@ -13,7 +13,8 @@
 //!    ([`Wanted`]): the heap-evolution model, the allocation-map model (of several
 //!    traces, such as a parent and its forked children), the streaming summary with
 //!    allocator latencies; [`references`] reads the reference chunks for the cache
-//!    lens.
+//!    lens and [`reference_import`] a reference trace of any format into the simulator;
+//!    [`visit_events`] hands an exporter every event of a trace in time order.
 //!
 //! Architecture invariant: no printing and no policy of its own. Progress goes through
 //! the [`Progress`] trait and damage comes back as values ([`DamageNote`] says it in
@@ -30,8 +31,10 @@ mod index;
 mod input;
 mod pass;
 mod progress;
+pub mod reference_import;
 pub mod references;
 mod symbols;
+mod visit;
 
 pub use damage::DamageNote;
 pub use heap_feed::GRID_LINES;
@@ -40,3 +43,4 @@ pub use input::{IngestError, TraceInput};
 pub use pass::{MappedPeak, Models, Wanted, ingest};
 pub use progress::{NoProgress, Progress, ProgressFn};
 pub use symbols::StackSymbols;
+pub use visit::visit_events;

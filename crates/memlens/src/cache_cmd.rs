@@ -11,19 +11,16 @@
 //! printed by `main`.
 
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter};
+use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Result, anyhow};
-use memlens_cache::import::{
-    DinOptions, DinReader, ImportCounts, ImportError, ImportErrorKind, LackeyOptions, LackeyReader,
-    OnError,
-};
+use memlens_cache::import::OnError;
 use memlens_cache::kernels::{Kernel, KernelParams};
 use memlens_cache::spec::parse_level;
-use memlens_cache::{HierarchyConfig, Inclusion, Reference, Simulation, WritePolicy};
+use memlens_cache::{HierarchyConfig, Inclusion, Simulation, WritePolicy};
+use memlens_ingest::reference_import::{self, ImportOptions, ReferenceFormat};
 use memlens_ingest::references::{self, TextFormat};
-use memlens_trace::TraceFile;
 
 use crate::UsageError;
 use crate::cache_report::{Report, print};
@@ -213,21 +210,6 @@ fn hierarchy_config(args: &SimulateArgs) -> Result<HierarchyConfig, UsageError> 
     Ok(HierarchyConfig::new(levels).with_inclusion(inclusion))
 }
 
-fn sniff_format(path: &Path) -> TraceFormat {
-    let mut magic = [0u8; 8];
-    let is_mlens = File::open(path)
-        .and_then(|mut f| io::Read::read_exact(&mut f, &mut magic))
-        .is_ok()
-        && magic == memlens_trace::format::FILE_MAGIC;
-    if is_mlens {
-        TraceFormat::Mlens
-    } else if path.extension().and_then(|e| e.to_str()) == Some("din") {
-        TraceFormat::Din
-    } else {
-        TraceFormat::Lackey
-    }
-}
-
 fn simulate(args: &SimulateArgs) -> Result<()> {
     let config = hierarchy_config(args)?;
     let mut simulation =
@@ -242,136 +224,41 @@ fn simulate(args: &SimulateArgs) -> Result<()> {
                 args.din_size
             ))
         })?;
-    let format = args.format.unwrap_or_else(|| sniff_format(&args.trace));
-    let on_error = match args.on_error {
-        OnErrorArg::Skip => OnError::Skip,
-        OnErrorArg::Stop => OnError::Stop,
+    let format = match args.format {
+        Some(TraceFormat::Mlens) => ReferenceFormat::Mlens,
+        Some(TraceFormat::Lackey) => ReferenceFormat::Lackey,
+        Some(TraceFormat::Din) => ReferenceFormat::Din,
+        None => ReferenceFormat::sniff(&args.trace),
     };
-    let import = match format {
-        TraceFormat::Mlens => {
-            simulate_mlens(&args.trace, on_error, &mut simulation)?;
-            None
-        }
-        TraceFormat::Lackey | TraceFormat::Din => {
-            let file = File::open(&args.trace)
-                .map_err(|e| failed(&args.trace, format!("cannot open: {e}")))?;
-            let input = BufReader::with_capacity(1 << 20, file);
-            let (imported, counts) = if format == TraceFormat::Din {
-                let options = DinOptions {
-                    keep_instructions: args.instructions,
-                    default_size: din_size,
-                    on_error,
-                };
-                let mut reader = DinReader::new(input, options);
-                let imported = import_text(&args.trace, &mut reader, on_error, &mut simulation);
-                (imported, reader.counts())
-            } else {
-                let options = LackeyOptions {
-                    keep_instructions: args.instructions,
-                    on_error,
-                };
-                let mut reader = LackeyReader::new(input, options);
-                let imported = import_text(&args.trace, &mut reader, on_error, &mut simulation);
-                (imported, reader.counts())
-            };
-            imported?;
-            Some(counts)
-        }
+    let options = ImportOptions {
+        format,
+        on_error: match args.on_error {
+            OnErrorArg::Skip => OnError::Skip,
+            OnErrorArg::Stop => OnError::Stop,
+        },
+        keep_instructions: args.instructions,
+        din_size,
     };
+    let imported = reference_import::simulate_file(&args.trace, &options, &mut simulation);
+    imported
+        .notes
+        .iter()
+        .for_each(|n| eprintln!("memlens: {n}"));
+    if let Some(failure) = imported.failure {
+        return Err(anyhow!(failure));
+    }
+    let import = imported.counts;
     let summary = simulation.summary();
     if summary.references == 0 {
-        return Err(no_references(&args.trace, format, import.as_ref()));
+        let why = reference_import::no_references(&args.trace, format, import.as_ref());
+        return Err(anyhow!(why));
     }
     let report = Report {
         trace: &args.trace.display().to_string(),
-        format: &format!("{format:?}").to_lowercase(),
+        format: format.name(),
         summary: &summary,
         import: import.as_ref(),
     };
     print(&mut io::stdout().lock(), &report, args.json)
         .map_err(|e| anyhow!("cannot write the report: {e}"))
-}
-
-/// Malformed lines printed on stderr; the rest are only counted.
-const SHOWN_ERRORS: u64 = 20;
-
-/// Simulates a text importer's references, printing the first malformed lines as
-/// `FILE:LINE: reason` (once the file has shown a reference at all) and counting the
-/// rest. Fails on the error that ended the import early: any error with `--on-error
-/// stop`, and a read error always.
-fn import_text(
-    path: &Path,
-    reader: &mut impl Iterator<Item = Result<Reference, ImportError>>,
-    on_error: OnError,
-    simulation: &mut Simulation,
-) -> Result<()> {
-    let (mut malformed, mut stopped) = (0, Ok(()));
-    // Malformed lines before the first reference wait: a file with no reference at
-    // all gets one sentence from the caller instead of a screen of them.
-    let (mut held, mut any, mut feed) = (Vec::new(), false, simulation.feed());
-    for item in reader {
-        match item {
-            Ok(reference) => {
-                if !any {
-                    any = true;
-                    held.drain(..).for_each(|line: String| eprintln!("{line}"));
-                }
-                feed.push(reference);
-            }
-            Err(error)
-                if on_error == OnError::Stop || matches!(error.kind, ImportErrorKind::Io(_)) =>
-            {
-                stopped = Err(anyhow!("{}:{error} (import stopped)", path.display()));
-                break;
-            }
-            Err(error) => {
-                if malformed < SHOWN_ERRORS {
-                    let line = format!("memlens: {}:{error}", path.display());
-                    if any {
-                        eprintln!("{line}");
-                    } else {
-                        held.push(line);
-                    }
-                }
-                malformed += 1;
-            }
-        }
-    }
-    if any && malformed > SHOWN_ERRORS {
-        let (path, hidden) = (path.display(), malformed - SHOWN_ERRORS);
-        eprintln!("memlens: {path}: {malformed} malformed lines in all, {hidden} not shown");
-    }
-    stopped
-}
-
-/// Why a trace gave the simulator nothing to do, in one sentence: text none of whose
-/// lines is a reference, or a memlens trace of allocations only.
-fn no_references(path: &Path, format: TraceFormat, import: Option<&ImportCounts>) -> anyhow::Error {
-    let allocations = || {
-        TraceFile::open(path).is_ok_and(|t| {
-            (t.chunks().iter()).any(|c| c.header.kind == memlens_trace::format::ChunkKind::Events)
-        })
-    };
-    let reason = match import {
-        Some(c) => format!(
-            "no line of its {} lines is a {format:?} reference ({} malformed, {} ignored)",
-            c.lines, c.malformed, c.ignored
-        ),
-        None if allocations() => "holds allocations but no memory references: the cache lens \
-            needs a reference trace (`memlens cache record -- PROGRAM`, or `memlens cache \
-            kernel`); the allocations are for `memlens summary`, `tree` and `view`"
-            .to_owned(),
-        None => "holds no memory references".to_owned(),
-    };
-    failed(path, reason)
-}
-
-fn simulate_mlens(path: &Path, on_error: OnError, simulation: &mut Simulation) -> Result<()> {
-    let trace = TraceFile::open(path).map_err(|e| anyhow!("{e}"))?;
-    let damage = references::simulate(&trace, simulation);
-    crate::read::print_damage(&memlens_ingest::DamageNote::all(path, &damage));
-    match damage.first() {
-        Some(d) if on_error == OnError::Stop => Err(failed(path, format!("damaged at {d}"))),
-        _ => Ok(()),
-    }
 }

@@ -59,7 +59,10 @@ mod units;
 
 pub use builder::HeapModelBuilder;
 pub use call_paths::dominant_call_paths;
-pub use classifiers::{Classifier, ClassifierChain, ClassifierOptions, parse_classifiers};
+pub use classifiers::{
+    Classifier, ClassifierChain, ClassifierOptions, parse_classifiers, size_class_label,
+    size_class_of,
+};
 pub use context::{Context, FrameInfo, FrameTable, StackTable, StringTable, ThreadTable};
 pub use diagnostics::Diagnostics;
 pub use error::{HeapError, MAX_TIMELINE_BUCKETS};

@@ -15,7 +15,7 @@ use crate::alloc_feed::AllocFeed;
 use crate::heap_feed::HeapFeed;
 use crate::index::{self, Lookup};
 use crate::input::TraceInput;
-use crate::progress::Progress;
+use crate::progress::{ChunkProgress, Progress};
 use crate::symbols::StackSymbols;
 
 /// Which models a pass builds.
@@ -176,7 +176,7 @@ pub fn ingest(
         let mut stream = EventStream::new(&input.file);
         let mut marks = md.marks.iter().peekable();
         let mut mappings = md.mappings.iter().peekable();
-        let (mut seen, mut count) = (0u64, 0u32);
+        let mut ticks = ChunkProgress::default();
         while let Some(event) = stream.next() {
             let latency = stream.latency_ns();
             if let Some(heap) = heap.as_mut() {
@@ -194,15 +194,7 @@ pub fn ingest(
                 }
                 feed.event(builder, md, names, &event, latency);
             }
-            count += 1;
-            if count == 65_536 {
-                count = 0;
-                let done = stream.chunks_done();
-                if done != seen {
-                    seen = done;
-                    progress.advance(done);
-                }
-            }
+            ticks.event(&stream, progress);
         }
         progress.finish();
         if let (Some(feed), Some(builder)) = (alloc_feed.as_mut(), alloc.as_mut()) {

@@ -11,6 +11,34 @@ pub trait Progress {
     fn finish(&self);
 }
 
+/// Progress of a pass over a trace's events, told in event chunks: every 65,536 events
+/// it looks at how many chunks the stream has finished, and reports when that changed.
+#[derive(Debug, Default)]
+pub(crate) struct ChunkProgress {
+    seen: u64,
+    count: u32,
+}
+
+impl ChunkProgress {
+    /// One more event of `stream` was read.
+    #[inline]
+    pub(crate) fn event(
+        &mut self,
+        stream: &memlens_trace::EventStream<'_>,
+        progress: &dyn Progress,
+    ) {
+        self.count += 1;
+        if self.count == 65_536 {
+            self.count = 0;
+            let done = stream.chunks_done();
+            if done != self.seen {
+                self.seen = done;
+                progress.advance(done);
+            }
+        }
+    }
+}
+
 /// Reports to a function of (units done, units in total), e.g. a lens being read.
 pub struct ProgressFn<F: Fn(u64, u64)> {
     report: F,

@@ -6,7 +6,7 @@
 use memlens_trace::{Event, EventStream};
 
 use crate::input::TraceInput;
-use crate::progress::Progress;
+use crate::progress::{ChunkProgress, Progress};
 
 /// Reads the events of `input` once, in time order, and hands each to `visit`, with
 /// progress in event chunks.
@@ -20,18 +20,10 @@ pub fn visit_events(
         input.event_chunks(),
     );
     let mut stream = EventStream::new(&input.file);
-    let (mut seen, mut count) = (0u64, 0u32);
+    let mut ticks = ChunkProgress::default();
     while let Some(event) = stream.next() {
         visit(&event);
-        count += 1;
-        if count == 65_536 {
-            count = 0;
-            let done = stream.chunks_done();
-            if done != seen {
-                seen = done;
-                progress.advance(done);
-            }
-        }
+        ticks.event(&stream, progress);
     }
     progress.finish();
     input.damage.extend(stream.take_damage());

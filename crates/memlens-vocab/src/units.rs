@@ -72,6 +72,19 @@ pub fn format_size(bytes: u64) -> String {
     }
 }
 
+/// A count with commas between thousands, as the CLI's sentences write counts: `4,001`.
+pub fn format_count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut text = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            text.push(',');
+        }
+        text.push(c);
+    }
+    text
+}
+
 /// Reads a size in bytes (see the module documentation).
 pub fn parse_size(text: &str) -> Result<u64, UnitError> {
     let trimmed = text.trim();
@@ -160,6 +173,14 @@ pub fn parse_time(text: &str, start_ns: u64, end_ns: u64) -> Result<u64, UnitErr
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_have_commas_between_thousands() {
+        assert_eq!(format_count(0), "0");
+        assert_eq!(format_count(999), "999");
+        assert_eq!(format_count(4_001), "4,001");
+        assert_eq!(format_count(1_234_567), "1,234,567");
+    }
 
     #[test]
     fn sizes_use_binary_suffixes() {

@@ -13,6 +13,7 @@ mod cache_record;
 mod cache_report;
 mod cache_view_cmd;
 mod dump_cmd;
+mod export_cmd;
 mod growth_cmd;
 mod heap_args;
 mod read;
@@ -61,6 +62,9 @@ enum Command {
     /// Allocation-map lens: bins of a trace, the pool-allocator replay and metrics over time.
     #[command(subcommand)]
     Alloc(alloc_cmd::AllocCommand),
+    /// Write a trace in another tool's format: pprof, collapsed stacks, speedscope,
+    /// the Firefox Profiler or Parquet tables.
+    Export(export_cmd::ExportArgs),
 }
 
 /// A usage error: exits with status 2.
@@ -138,6 +142,7 @@ fn main() {
         Command::Report(a) => report_cmd::run(a),
         Command::Render(c) => render_cmd::run(c),
         Command::Alloc(c) => alloc_cmd::run_alloc(c),
+        Command::Export(a) => export_cmd::run(a),
     };
     match result {
         Ok(code) => std::process::exit(code),

@@ -146,7 +146,7 @@ pub fn print_damage(notes: &[DamageNote]) {
 
 /// A progress bar on stderr (shown only on a terminal), one per trace read.
 #[derive(Default)]
-struct Bar {
+pub struct Bar {
     bar: RefCell<Option<ProgressBar>>,
 }
 

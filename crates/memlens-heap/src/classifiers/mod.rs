@@ -32,6 +32,7 @@ mod type_name;
 pub use options::{ClassifierOptions, DEFAULT_AGE_BOUNDS_NS, SizeClassMode};
 pub use registry::{ClassifierChain, REGISTRY, parse_classifiers};
 pub(crate) use size_class::size_key;
+pub use size_class::{size_class_label, size_class_of};
 
 use crate::context::Context;
 use crate::ids::{AllocId, FrameId, StackId};

@@ -60,6 +60,25 @@ fn class(mode: SizeClassMode, size: u64) -> u32 {
     }
 }
 
+/// The power-of-two size class of a block of `size` bytes (bucket `k` holds sizes in
+/// `(2^(k-1), 2^k]`): what the exports label samples with.
+pub fn size_class_of(size: u64) -> u32 {
+    class(SizeClassMode::PowerOfTwo, size)
+}
+
+/// The name of power-of-two size class `key`: `0 B`, `1 B`, `2 B`, `3–4 B`, `5–8 B`, …
+pub fn size_class_label(key: u32) -> String {
+    match key {
+        0 => "0 B".to_owned(),
+        1 => "1 B".to_owned(),
+        2 => "2 B".to_owned(),
+        k => {
+            let high = 1u64 << (k - 1).min(63);
+            format!("{}–{}", exact(high / 2 + 1), exact(high))
+        }
+    }
+}
+
 /// `k` such that `2^(k-1) < n <= 2^k`, for `n >= 1`.
 fn ceil_log2(n: u64) -> u32 {
     64 - (n - 1).leading_zeros()
@@ -97,15 +116,7 @@ impl Classifier for SizeClass<'_> {
 
     fn label(&self, key: u32) -> String {
         match self.mode {
-            SizeClassMode::PowerOfTwo => match key {
-                0 => "0 B".to_owned(),
-                1 => "1 B".to_owned(),
-                2 => "2 B".to_owned(),
-                k => {
-                    let high = 1u64 << (k - 1).min(63);
-                    format!("{}–{}", exact(high / 2 + 1), exact(high))
-                }
-            },
+            SizeClassMode::PowerOfTwo => size_class_label(key),
             SizeClassMode::Glibc if key < LARGE => {
                 let chunk = u64::from(key) * 16;
                 let largest = chunk - 8;

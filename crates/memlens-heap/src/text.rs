@@ -3,8 +3,31 @@
 
 use std::fmt::Write;
 
+use crate::latency::LatencyRow;
 use crate::output::{Node, Tree};
-use crate::units::{format_bytes, format_signed_bytes};
+use crate::units::{format_bytes, format_latency, format_signed_bytes};
+
+/// Allocator latency per function as a table (`memlens summary` of a trace recorded
+/// with `--latency`): calls, p50, p90, p99 and the slowest call.
+pub fn render_latency(rows: &[LatencyRow]) -> String {
+    let mut out = format!(
+        "  {:<15} {:>11} {:>10} {:>10} {:>10} {:>10}\n",
+        "function", "calls", "p50", "p90", "p99", "max"
+    );
+    for r in rows {
+        let _ = writeln!(
+            out,
+            "  {:<15} {:>11} {:>10} {:>10} {:>10} {:>10}",
+            r.function,
+            r.calls,
+            format_latency(r.p50_ns),
+            format_latency(r.p90_ns),
+            format_latency(r.p99_ns),
+            format_latency(r.max_ns)
+        );
+    }
+    out
+}
 
 /// Options for [`render_tree`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

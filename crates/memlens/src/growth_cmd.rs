@@ -28,7 +28,7 @@ pub struct GrowthArgs {
     file: PathBuf,
     /// Classifiers that form the groups, outermost level first (see `memlens tree
     /// --help`); the default suits C, C++ and Rust programs alike.
-    #[arg(long, value_name = "C1,C2,…", default_value = "closest-user-frame")]
+    #[arg(long, value_name = "C1,C2,…", default_value = heap_args::DEFAULT_BY)]
     by: String,
     /// Start of the window to rank growth over (`1.5s`, `200ms`, `T%` of the run)
     /// [default: the process start].

@@ -9,6 +9,10 @@ use memlens_ingest::TraceInput;
 
 use crate::UsageError;
 
+/// The grouping of `tree`, `growth` and `diff` when `--by` is not given: it suits C, C++
+/// and Rust programs alike.
+pub const DEFAULT_BY: &str = "closest-user-frame";
+
 /// The run as the model sees it, known from the metadata alone: from the process start
 /// (time 0) to the last record of the trace.
 pub fn run_window(input: &TraceInput) -> TimeWindow {

@@ -12,6 +12,7 @@ mod cache_cmd;
 mod cache_record;
 mod cache_report;
 mod cache_view_cmd;
+mod diff_cmd;
 mod dump_cmd;
 mod export_cmd;
 mod growth_cmd;
@@ -48,6 +49,9 @@ enum Command {
     Tree(tree_cmd::TreeArgs),
     /// Rank the groups whose live memory grows over the run: leak suspects.
     Growth(growth_cmd::GrowthArgs),
+    /// Compare two runs group by group: what holds more or less memory at the peak and
+    /// at the end.
+    Diff(diff_cmd::DiffArgs),
     /// Cache lens: record a program's memory references, built-in kernels, the
     /// multi-level cache simulator and its view in the browser.
     #[command(subcommand)]
@@ -137,6 +141,7 @@ fn main() {
         Command::Dump(a) => dump_cmd::run(a),
         Command::Tree(a) => tree_cmd::run(a),
         Command::Growth(a) => growth_cmd::run(a),
+        Command::Diff(a) => diff_cmd::run(a),
         Command::Cache(c) => cache_cmd::run(c),
         Command::View(a) => view_cmd::run(a),
         Command::Report(a) => report_cmd::run(a),

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use anyhow::Result;
 use memlens_heap::summary::StackFigures;
 use memlens_heap::summary_wire::{LatencyWire, SiteWire, SummaryWire};
-use memlens_heap::{format_bytes, format_duration, format_latency, rank_sites};
-use memlens_ingest::{TraceInput, Wanted};
+use memlens_heap::{format_bytes, format_duration, rank_sites, render_latency};
+use memlens_ingest::Wanted;
 
 use crate::read::{self, Read};
 
@@ -48,17 +48,6 @@ fn rank(
     ranked.into_iter().map(SiteWire::from).collect()
 }
 
-/// Reads `input` once for its summary and allocator latencies.
-pub fn summarize(input: TraceInput) -> Read {
-    read::read(
-        vec![input],
-        Wanted {
-            summary: true,
-            ..Wanted::default()
-        },
-    )
-}
-
 /// Runs `memlens summary`.
 pub fn run(args: SummaryArgs) -> Result<i32> {
     print(&args.file, args.json, args.top)
@@ -67,12 +56,11 @@ pub fn run(args: SummaryArgs) -> Result<i32> {
 /// Prints the summary of `file` (text or JSON) with `top` sites per list;
 /// returns 1 when the trace is damaged, 0 otherwise.
 pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
-    let args = SummaryArgs {
-        file: file.to_path_buf(),
-        json,
-        top,
+    let summary = Wanted {
+        summary: true,
+        ..Wanted::default()
     };
-    let mut read = summarize(read::open(&args.file)?);
+    let mut read = read::read(vec![read::open(file)?], summary);
     let s = read.models.summary.take().unwrap_or_default();
     let latency_rows = read
         .models
@@ -88,9 +76,9 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
     let md = &input.metadata;
     let process = md.process.clone();
     let warnings: Vec<String> = md.warnings.iter().map(|(_, w)| w.clone()).collect();
-    if args.json {
+    if json {
         let j = SummaryWire {
-            file: args.file.display().to_string(),
+            file: file.display().to_string(),
             program: process.as_ref().map(|p| p.exe.clone()).unwrap_or_default(),
             pid: process.as_ref().map(|p| p.pid).unwrap_or(0),
             allocations: s.allocations,
@@ -125,7 +113,7 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
             .as_ref()
             .map(|p| format!("{} (pid {})", p.cmdline.join(" "), p.pid))
             .unwrap_or_else(|| "unknown program".into());
-        println!("{}: {prog}", args.file.display());
+        println!("{}: {prog}", file.display());
         println!(
             "  ran {} in {} thread(s){}",
             format_duration(s.duration_ns),
@@ -162,21 +150,7 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
         }
         if !latency_rows.is_empty() {
             println!("\nallocator latency (time inside the allocator, per call):");
-            println!(
-                "  {:<15} {:>11} {:>10} {:>10} {:>10} {:>10}",
-                "function", "calls", "p50", "p90", "p99", "max"
-            );
-            for r in &latency_rows {
-                println!(
-                    "  {:<15} {:>11} {:>10} {:>10} {:>10} {:>10}",
-                    r.function,
-                    r.calls,
-                    format_latency(r.p50_ns),
-                    format_latency(r.p90_ns),
-                    format_latency(r.p99_ns),
-                    format_latency(r.max_ns)
-                );
-            }
+            print!("{}", render_latency(&latency_rows));
         }
         type Figure = fn(&SiteWire) -> String;
         let sections: [(&str, &Vec<SiteWire>, Figure); 4] = [

@@ -43,7 +43,7 @@ pub struct TreeArgs {
     file: Option<PathBuf>,
     /// Classifiers, outermost level first: site, site-line, closest-user-frame,
     /// call-path, module, thread, size-class, age, lifetime, type, closest-domain-site.
-    #[arg(long, value_name = "C1,C2,…", default_value = "closest-user-frame")]
+    #[arg(long, value_name = "C1,C2,…", default_value = heap_args::DEFAULT_BY)]
     by: String,
     /// Trees at K evenly spaced times, the last at the end of the run [default: 5].
     #[arg(long, value_name = "K", group = "when")]

@@ -10,6 +10,7 @@ mod alloc_cli;
 mod bad_input;
 mod cache_cli;
 mod cache_record;
+mod diff_cli;
 mod export_parquet;
 mod export_pprof;
 mod export_profiles;

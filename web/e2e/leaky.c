@@ -57,15 +57,22 @@ __attribute__((noinline)) void late_index(long i) {
 #define PER_ROUND 200
 static pthread_barrier_t turn;
 
+/* One round of requests: a frame between the thread and the leak, so the leak's
+ * stack has three frames with file:line (the viewer's tooltip test). */
+__attribute__((noinline)) long serve_round(int round, long id) {
+    for (int k = 0; k < PER_ROUND; k++, id++) {
+        remember_request(id);
+        if (round >= ROUNDS / 2) late_index(id);
+    }
+    return id;
+}
+
 static void *worker(void *arg) {
     (void)arg;
     long id = 0;
     for (int round = 0; round < ROUNDS; round++) {
         pthread_barrier_wait(&turn); /* main's part of the round is done */
-        for (int k = 0; k < PER_ROUND; k++, id++) {
-            remember_request(id);
-            if (round >= ROUNDS / 2) late_index(id);
-        }
+        id = serve_round(round, id);
         pause_a_little();
         pthread_barrier_wait(&turn); /* the worker's part is done */
     }

@@ -59,6 +59,13 @@ impl<'s, 'm> MetaTree<'s, 'm> {
         values[k][node as usize]
     }
 
+    /// The summed size of `nodes` at every time.
+    pub(crate) fn values(&self, nodes: &[u32]) -> Vec<u64> {
+        (0..self.series.times.len())
+            .map(|k| nodes.iter().map(|&n| self.value(n, k)).sum())
+            .collect()
+    }
+
     /// The node's size in the reference tree.
     pub(crate) fn reference_value(&self, node: u32) -> u64 {
         self.value(node, self.reference)

@@ -95,14 +95,37 @@ fn shape_children(
     full_key: &[String],
 ) -> Vec<Shape> {
     let ordered = meta.order(&children[node as usize]);
-    let keep = match prune {
+    let parent: Vec<u64> = meta.values(&[node]);
+    shape_members(meta, children, prune, &ordered, &parent, full_key, true)
+}
+
+/// The shapes of `ordered` (siblings in stable order, whose parent — a node, or an
+/// `Other` — holds `parent[k]` at time `k`): the kept ones, each with its subtree, then
+/// an `Other` of the rest. With `open_other`, that `Other` opens into its members the
+/// same way (once: the `Other` inside it is a leaf).
+fn shape_members(
+    meta: &MetaTree<'_, '_>,
+    children: &[Vec<u32>],
+    prune: Option<PruneRule>,
+    ordered: &[u32],
+    parent: &[u64],
+    full_key: &[String],
+    open_other: bool,
+) -> Vec<Shape> {
+    let kept = match prune {
         Some(rule) => {
-            let sizes: Vec<u64> = ordered.iter().map(|&c| meta.reference_value(c)).collect();
-            rule.keep_count(&sizes, meta.reference_value(node))
+            let sizes: Vec<Vec<u64>> = (0..parent.len())
+                .map(|k| ordered.iter().map(|&c| meta.value(c, k)).collect())
+                .collect();
+            rule.kept_in_series(&sizes, parent, meta.reference)
         }
-        None => ordered.len(),
+        None => vec![true; ordered.len()],
     };
-    let mut shapes: Vec<Shape> = ordered[..keep]
+    let (mut shown, mut rest) = (Vec::new(), Vec::new());
+    for (&child, &keep) in ordered.iter().zip(&kept) {
+        if keep { &mut shown } else { &mut rest }.push(child);
+    }
+    let mut shapes: Vec<Shape> = shown
         .iter()
         .enumerate()
         .map(|(position, &child)| {
@@ -119,16 +142,30 @@ fn shape_children(
             }
         })
         .collect();
-    if keep < ordered.len() {
+    if !rest.is_empty() {
         let mut other_key = full_key.to_vec();
         other_key.push(Node::OTHER_KEY.to_owned());
+        let members = if open_other {
+            let other_values = meta.values(&rest);
+            shape_members(
+                meta,
+                children,
+                prune,
+                &rest,
+                &other_values,
+                &other_key,
+                false,
+            )
+        } else {
+            Vec::new()
+        };
         shapes.push(Shape {
-            classifier: Some(meta.series.tree.level[ordered[keep] as usize] as usize),
-            members: Members::Other(ordered[keep..].to_vec()),
+            classifier: Some(meta.series.tree.level[rest[0] as usize] as usize),
+            members: Members::Other(rest),
             key: Node::OTHER_KEY.to_owned(),
             full_key: other_key,
-            sort_position: keep as u32,
-            children: Vec::new(),
+            sort_position: shown.len() as u32,
+            children: members,
         });
     }
     shapes

@@ -78,8 +78,9 @@ fn row(key: &str, bytes: u64, position: u32) -> (String, u64, u32) {
 
 /// Figure 6: at T = 1 the heap holds Pers 50, String 10, Buf 40; at T = 2 Pers 100,
 /// String 30, Buf 40. The meta tree's absolute growth (Pers +50, String +20, Buf 0) fixes
-/// the order Pers, String, Buf at both times, and pruning to two nodes keeps Pers and
-/// String at both times although Buf is bigger than String at T = 2.
+/// the order Pers, String, Buf at both times, and pruning to two nodes in that order at
+/// the reference time keeps Pers and String at both times although Buf is bigger than
+/// String at T = 2. Buf is also one of the two largest at T = 1, so the union keeps it.
 fn figure_6() -> HeapModel {
     model(&[
         g("Pers", 50, 5, None),
@@ -100,21 +101,12 @@ fn figure_6_absolute_growth() {
     let t = trees(&figure_6(), &[10, 20], SortStrategy::AbsoluteGrowth, TWO);
     assert_eq!(
         level(&t.trees[0]),
-        vec![
-            row("Pers", 50, 0),
-            row("String", 10, 1),
-            row("Other", 40, 2)
-        ]
+        vec![row("Pers", 50, 0), row("String", 10, 1), row("Buf", 40, 2)]
     );
     assert_eq!(
         level(&t.trees[1]),
-        vec![
-            row("Pers", 100, 0),
-            row("String", 30, 1),
-            row("Other", 40, 2)
-        ]
+        vec![row("Pers", 100, 0), row("String", 30, 1), row("Buf", 40, 2)]
     );
-    assert!(t.trees[1].root.children[2].is_other);
     assert_eq!(t.trees[1].root.children[1].growth_bytes, 20);
 }
 
@@ -148,8 +140,9 @@ fn figure_6_start_and_end_size() {
 #[test]
 fn ninety_percent_rule_on_a_series() {
     // At the end (the reference tree): A 50, B 30, C 15, D 5 → keep A, B, C; D to Other.
-    // E was big at the start but is gone at the end: its growth is negative, so it sorts
-    // last and is merged into Other at *both* times.
+    // E owns the heap at the start and is gone at the end: its growth is negative, so
+    // it sorts last, and it is kept because it is the largest at the start — the
+    // owners of every time are named, not merged into Other.
     let m = model(&[
         g("A", 50, 5, None),
         g("B", 30, 5, None),
@@ -163,24 +156,30 @@ fn ninety_percent_rule_on_a_series() {
         SortStrategy::AbsoluteGrowth,
         Some(PruneRule::default()),
     );
-    let keys = |tree: &Tree| {
-        tree.root
-            .children
+    let keys = |node: &Node| {
+        node.children
             .iter()
             .map(|c| c.key.clone())
             .collect::<Vec<_>>()
     };
-    assert_eq!(keys(&t.trees[0]), ["A", "B", "C", "Other"]);
+    assert_eq!(keys(&t.trees[0].root), ["A", "B", "C", "E", "Other"]);
     assert_eq!(
-        keys(&t.trees[1]),
-        keys(&t.trees[0]),
+        keys(&t.trees[1].root),
+        keys(&t.trees[0].root),
         "the same keys survive at every time"
     );
+    assert_eq!(t.trees[0].root.children[3].bytes, 500, "E at the start");
+    assert_eq!(t.trees[1].root.children[3].bytes, 0, "E at the end");
+    let other = &t.trees[0].root.children[4];
     assert_eq!(
-        t.trees[0].root.children[3].bytes, 505,
-        "D and E at the start"
+        (other.bytes, t.trees[1].root.children[4].bytes),
+        (5, 5),
+        "D"
     );
-    assert_eq!(t.trees[1].root.children[3].bytes, 5, "D at the end");
+    // Other opens into its members.
+    assert_eq!(keys(other), ["D"]);
+    assert_eq!(other.children[0].full_key, ["Other", "D"]);
+    assert_eq!(other.children[0].bytes, 5);
 }
 
 #[test]

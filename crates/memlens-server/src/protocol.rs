@@ -233,6 +233,57 @@ pub struct TreeAnswerWire<'a> {
     pub drill: Option<DrillWire<'a>>,
 }
 
+/// `api/heap/stacks`: the call stacks behind one node of a memory tree.
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
+pub struct StacksWire {
+    /// The classifier list, e.g. `site,thread`.
+    pub by: String,
+    /// The node's full key.
+    pub path: Vec<String>,
+    /// The instant, ns since the process started.
+    pub time_ns: u64,
+    /// The group's live bytes at the instant.
+    pub bytes: u64,
+    /// Its live blocks.
+    pub objects: u64,
+    /// How many distinct stacks hold them.
+    pub stack_count: usize,
+    /// The heaviest stacks, heaviest first.
+    pub stacks: Vec<StackWire>,
+}
+
+/// One stack of a group.
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
+pub struct StackWire {
+    /// Live bytes allocated from it in the group.
+    pub bytes: u64,
+    /// Live blocks.
+    pub objects: u64,
+    /// Its frames, the allocation site first (allocator frames folded, as the frame
+    /// policy says).
+    pub frames: Vec<FrameWire>,
+}
+
+/// One symbolized frame.
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
+pub struct FrameWire {
+    /// The function; empty when no symbol covers the address.
+    pub function: String,
+    /// The source file; empty when unknown.
+    pub file: String,
+    /// The 1-based line; 0 when unknown.
+    pub line: u32,
+    /// The module (executable or shared object).
+    pub module: String,
+    /// Inlined into the next frame outwards.
+    pub inlined: bool,
+    /// What the frame policy says of it.
+    pub kind: memlens_vocab::FrameKind,
+}
+
 /// `api/heap/growth`.
 #[derive(Serialize, TS)]
 #[ts(export_to = "viewer.ts")]

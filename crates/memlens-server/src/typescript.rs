@@ -103,6 +103,7 @@ fn export_documents(cfg: &Config) -> Result<(), ts_rs::ExportError> {
     protocol::TimelineWire::export_all(cfg)?;
     protocol::TreeAnswerWire::<'static>::export_all(cfg)?;
     protocol::GrowthAnswerWire::export_all(cfg)?;
+    protocol::StacksWire::export_all(cfg)?;
     protocol::ReportWire::<'static>::export_all(cfg)?;
     alloc::wire::MetaWire::export_all(cfg)?;
     alloc::wire::BlockAnswerWire::export_all(cfg)?;

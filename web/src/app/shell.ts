@@ -6,6 +6,7 @@ import type { Source } from "../data/source";
 import type { Meta } from "../data/types";
 import { h, replaceChildren } from "./dom";
 import { type Fact, lensesFor } from "./lenses";
+import { readUrlState, writeUrlState } from "./url_state";
 
 export async function startShell(app: HTMLElement, source: Source, meta: Meta): Promise<void> {
   const lenses = lensesFor(meta);
@@ -40,6 +41,7 @@ export async function startShell(app: HTMLElement, source: Source, meta: Meta): 
   }
   const mounted = new Map<string, HTMLElement>();
   const open = async (id: string) => {
+    writeUrlState({ lens: id });
     for (const b of tabs.querySelectorAll<HTMLButtonElement>("button")) {
       const on = b.dataset.lens === id;
       b.setAttribute("aria-selected", String(on));
@@ -63,7 +65,9 @@ export async function startShell(app: HTMLElement, source: Source, meta: Meta): 
     tab.addEventListener("click", () => void open(info.id));
     tabs.append(tab);
   }
-  await open(lenses[0].info.id);
+  // The lens a copied URL names, when this trace has it.
+  const named = readUrlState().get("lens");
+  await open(lenses.find((l) => l.info.id === named)?.info.id ?? lenses[0].info.id);
 }
 
 function fact(label: string, value: string): HTMLElement {

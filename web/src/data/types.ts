@@ -14,6 +14,7 @@ import type {
   PointWire,
   ReportWire,
   SnapshotWire,
+  StacksWire,
   TimelineWire,
   TreeAnswerWire,
   WindowWire,
@@ -45,6 +46,8 @@ export type TreesDoc = TreesWire;
 export type TreeResponse = TreeAnswerWire;
 
 export type Suspect = SuspectWire;
+/** `api/heap/stacks`: the heaviest call stacks behind one node at one instant. */
+export type StacksDoc = StacksWire;
 export type GrowthDoc = GrowthAnswerWire;
 
 /** The data a report embeds in place of the API. */

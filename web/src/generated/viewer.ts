@@ -1,6 +1,7 @@
 // Generated from crates/memlens-server/src/protocol.rs by ts-rs: do not edit.
 // Regenerate with `MEMLENS_BLESS=1 cargo test -p memlens-server --test wire_types`.
 import type { SuspectsWire, TreesWire } from "./heap";
+import type { FrameKind } from "./vocab";
 
 /**
  * Timeline buckets as columns.
@@ -94,6 +95,36 @@ export type EmbeddedAnswerWire = {
    * The bytes in standard base64 with padding, for the others.
    */
   base64?: string,
+};
+
+/**
+ * One symbolized frame.
+ */
+export type FrameWire = {
+  /**
+   * The function; empty when no symbol covers the address.
+   */
+  function: string,
+  /**
+   * The source file; empty when unknown.
+   */
+  file: string,
+  /**
+   * The 1-based line; 0 when unknown.
+   */
+  line: number,
+  /**
+   * The module (executable or shared object).
+   */
+  module: string,
+  /**
+   * Inlined into the next frame outwards.
+   */
+  inlined: boolean,
+  /**
+   * What the frame policy says of it.
+   */
+  kind: FrameKind,
 };
 
 /**
@@ -264,6 +295,59 @@ export type SnapshotWire = {
    * The mark's name, `peak`, … or empty.
    */
   label: string,
+};
+
+/**
+ * One stack of a group.
+ */
+export type StackWire = {
+  /**
+   * Live bytes allocated from it in the group.
+   */
+  bytes: number,
+  /**
+   * Live blocks.
+   */
+  objects: number,
+  /**
+   * Its frames, the allocation site first (allocator frames folded, as the frame
+   * policy says).
+   */
+  frames: Array<FrameWire>,
+};
+
+/**
+ * `api/heap/stacks`: the call stacks behind one node of a memory tree.
+ */
+export type StacksWire = {
+  /**
+   * The classifier list, e.g. `site,thread`.
+   */
+  by: string,
+  /**
+   * The node's full key.
+   */
+  path: Array<string>,
+  /**
+   * The instant, ns since the process started.
+   */
+  time_ns: number,
+  /**
+   * The group's live bytes at the instant.
+   */
+  bytes: number,
+  /**
+   * Its live blocks.
+   */
+  objects: number,
+  /**
+   * How many distinct stacks hold them.
+   */
+  stack_count: number,
+  /**
+   * The heaviest stacks, heaviest first.
+   */
+  stacks: Array<StackWire>,
 };
 
 /**

@@ -4,7 +4,16 @@
 // times are picked out of them, and other groupings or times get one sentence.
 
 import { DataError, type Source } from "../data/source";
-import type { GrowthDoc, HeapMeta, Metric, SortStrategy, TimeNs, TimelineDoc, TreeResponse } from "../data/types";
+import type {
+  GrowthDoc,
+  HeapMeta,
+  Metric,
+  SortStrategy,
+  StacksDoc,
+  TimeNs,
+  TimelineDoc,
+  TreeResponse,
+} from "../data/types";
 
 export interface TreeQuery {
   by: string[];
@@ -50,6 +59,14 @@ export class HeapApi {
     const trees = all.doc.trees.filter((t) => wanted.has(t.time_ns));
     if (trees.length < wanted.size) throw new DataError("This report holds trees at its snapshot times only.");
     return { ...all, doc: { ...all.doc, times_ns: trees.map((t) => t.time_ns), trees } };
+  }
+
+  /** The heaviest call stacks of the node at `path` at time `time` (live sources only). */
+  stacks(by: string[], path: readonly string[], time: TimeNs, top: number): Promise<StacksDoc> {
+    if (this.source.kind !== "live") {
+      return Promise.reject(new DataError("A report holds no call stacks; run `memlens view` to see them."));
+    }
+    return this.source.json("heap/stacks", { by: by.join(","), path: JSON.stringify(path), time, top });
   }
 
   async growth(by: string[], top: number): Promise<GrowthDoc> {

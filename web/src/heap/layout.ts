@@ -181,3 +181,38 @@ export function onBranch(path: readonly string[], drill: readonly string[]): boo
   for (let i = 0; i < n; i++) if (path[i] !== drill[i]) return false;
   return true;
 }
+
+/**
+ * The drill-down path to keep when the classifier list changes from `before` to
+ * `after`: the keys of the levels both lists share from the start (a key is a label of
+ * its level's classifier, so it means the same only under the same classifier), and
+ * none past a `call-path`, whose keys span several levels. A stale path would name a
+ * group the new tree cannot have.
+ */
+export function drillAfterRegroup(before: readonly string[], after: readonly string[], drill: readonly string[]): string[] {
+  let shared = 0;
+  while (shared < before.length && shared < after.length && before[shared] === after[shared] && before[shared] !== "call-path") {
+    shared++;
+  }
+  return drill.slice(0, shared);
+}
+
+/** Nodes under `root` whose key contains `query` (any case), largest first. */
+export function searchTree(root: TreeNode, query: string, metric: Metric): TreeNode[] {
+  const needle = query.trim().toLowerCase();
+  if (!needle) return [];
+  const found: TreeNode[] = [];
+  const visit = (node: TreeNode) => {
+    for (const child of node.children ?? []) {
+      if (!child.is_other && child.key.toLowerCase().includes(needle)) found.push(child);
+      visit(child);
+    }
+  };
+  visit(root);
+  return found.sort((a, b) => valueOf(b, metric) - valueOf(a, metric));
+}
+
+/** Where drilling to a search match goes: the match when it opens, else its parent. */
+export function drillToMatch(match: TreeNode): string[] {
+  return match.children && match.children.length > 0 ? [...match.full_key] : match.full_key.slice(0, -1);
+}

@@ -2,23 +2,29 @@
 // local and global views with drill-down, options and leak suspects. This file holds
 // the lens's state and keeps every part in step with it; the parts draw.
 
-import { h } from "../app/dom";
+import { h, replaceChildren } from "../app/dom";
 import { DataError } from "../data/source";
 import type { HeapMeta, SnapshotInfo, Suspect, TimeNs, TimelineDoc, TreeNode } from "../data/types";
-import { formatDuration } from "../format";
+import { formatBytes, formatCount, formatDuration } from "../format";
 import type { HeapApi } from "./api";
 import { Breadcrumbs } from "./breadcrumbs";
 import { ColorScheme } from "./colors";
 import { GrowthPanel } from "./growth_panel";
 import {
+  drillAfterRegroup,
+  drillToMatch,
   findNode,
+  keyOf,
   layoutPartition,
   levelsOf,
   type PlacedNode,
   resolveDrill,
   scaleFactor,
+  searchTree,
   valueOf,
 } from "./layout";
+import { readUrlState, writeUrlState } from "../app/url_state";
+import { StackStore, stacksDetails } from "./stacks";
 import { MultiplesStrip } from "./multiples";
 import { Notice } from "./notice";
 import { type Options, OptionsPanel } from "./options_panel";
@@ -42,6 +48,8 @@ export interface HeapState extends Options {
 const LOCAL_DEPTH = 2;
 /** Trees up to this many nodes make the page fetch every time of the series at once. */
 const PREFETCH_ALL_NODES = 800;
+/** How long the pointer rests on a node before its stack is asked for, ms. */
+const STACK_DELAY_MS = 120;
 
 export class HeapLens {
   private state: HeapState;
@@ -64,6 +72,21 @@ export class HeapLens {
   private readonly options: OptionsPanel;
   private readonly growth: GrowthPanel;
   private readonly tooltip = new Tooltip();
+  private readonly stacks: StackStore;
+  private stackTimer = 0;
+  private readonly details = h("div", { class: "hl-details", "data-testid": "hl-details" });
+  /** The node, grouping and time the details panel shows. */
+  private detailsKey = "";
+  /** A leaf the user clicked (it cannot be drilled into): the details panel shows it. */
+  private selected: string[] | null = null;
+  private readonly search = h("input", {
+    type: "search",
+    class: "hl-search",
+    placeholder: "Find a function…",
+    "aria-label": "find a group by name",
+    "data-testid": "hl-search",
+  });
+  private readonly searchCount = h("span", { class: "hint", "data-testid": "hl-search-count" });
 
   static async mount(container: HTMLElement, source: HeapApi, meta: HeapMeta): Promise<HeapLens> {
     const timeline = await source.timeline(600);
@@ -77,9 +100,10 @@ export class HeapLens {
     private readonly timelineDoc: TimelineDoc,
   ) {
     this.store = new TreeStore(source);
+    this.stacks = new StackStore(source);
     this.times = [...meta.snapshots];
     const last = this.times[this.times.length - 1]?.time_ns ?? meta.run.end_ns;
-    this.state = {
+    this.state = this.fromUrl({
       by: [...meta.default_classifiers],
       metric: "bytes",
       sort: "growth",
@@ -88,7 +112,7 @@ export class HeapLens {
       time: last,
       drill: [],
       pinned: [],
-    };
+    });
     this.timeline = new TimelineChart({
       togglePoint: (t) => this.togglePinned(t),
       pickTime: (t) => this.pickTime(t),
@@ -132,24 +156,95 @@ export class HeapLens {
         h(
           "div",
           { class: "views" },
-          card("Local view", this.breadcrumbs.el, this.notice.el, this.local.el),
+          card(
+            "Local view",
+            h("div", { class: "hl-find" }, this.search, this.searchCount),
+            this.breadcrumbs.el,
+            this.notice.el,
+            this.local.el,
+          ),
           card("Global view", h("span", { class: "hint" }, "whole hierarchy · drill-down branch highlighted"), this.global.el),
         ),
       ),
-      h("aside", { class: "hl-side" }, card("Options", null, this.options.el), card("Growth", null, this.growth.el)),
+      h(
+        "aside",
+        { class: "hl-side" },
+        card("Options", null, this.options.el),
+        card("Details", null, this.details),
+        card("Growth", null, this.growth.el),
+      ),
     );
     container.append(this.el);
     document.addEventListener("keydown", (e) => this.key(e));
+    this.search.addEventListener("input", () => this.render(false));
+    this.search.addEventListener("keydown", (e) => {
+      if (e.key === "Enter") this.goToMatch();
+    });
     this.loadSuspects();
+    this.toUrl();
     void this.sync(false);
   }
 
   /** Changes the state and brings every part in step. */
   set(patch: Partial<HeapState>): void {
     const before = this.state;
+    if (patch.drill !== undefined || patch.by !== undefined) this.selected = null;
+    const regrouped = patch.by !== undefined && patch.by.join(",") !== before.by.join(",");
+    // A drill path names groups of the old grouping: keep only what still means the same.
+    if (regrouped && patch.drill === undefined) patch = { ...patch, drill: drillAfterRegroup(before.by, patch.by!, before.drill) };
     this.state = { ...before, ...patch };
-    if (patch.by && patch.by.join(",") !== before.by.join(",")) this.loadSuspects();
+    if (regrouped) this.loadSuspects();
+    this.toUrl();
     void this.sync(true);
+  }
+
+  /** `state` with what the page's URL says of the heap lens (bad values are ignored). */
+  private fromUrl(state: HeapState): HeapState {
+    const url = readUrlState();
+    const known = new Set(this.meta.classifiers.map((c) => c.name));
+    const by = url.get("by")?.split(",").filter((n) => known.has(n));
+    const time = Number(url.get("t"));
+    const drill = parseKeys(url.get("drill"));
+    const pick = <T extends string>(key: string, values: readonly T[]): T | undefined =>
+      values.find((v) => v === url.get(key));
+    if (Number.isFinite(time) && url.has("t") && time >= this.meta.run.start_ns && time <= this.meta.run.end_ns) {
+      if (!this.times.some((s) => s.time_ns === time) && this.source.canPickAnyTime) {
+        this.times = [...this.times, { time_ns: time, kind: "picked", label: "picked" } as SnapshotInfo].sort(
+          (a, b) => a.time_ns - b.time_ns,
+        );
+      }
+      if (this.times.some((s) => s.time_ns === time)) state = { ...state, time };
+    }
+    return {
+      ...state,
+      by: by && by.length > 0 && this.source.canRegroup ? by : state.by,
+      drill: drill ?? state.drill,
+      metric: pick("metric", ["bytes", "objects"] as const) ?? state.metric,
+      sort: pick("sort", ["growth", "start", "end"] as const) ?? state.sort,
+      chart: pick("chart", ["sunburst", "icicle"] as const) ?? state.chart,
+      scaled: url.get("scaled") === "0" ? false : state.scaled,
+    };
+  }
+
+  /** Writes the state into the page's URL. */
+  private toUrl(): void {
+    const s = this.state;
+    writeUrlState({
+      by: s.by.join(","),
+      t: String(s.time),
+      drill: s.drill.length > 0 ? JSON.stringify(s.drill) : null,
+      metric: s.metric,
+      sort: s.sort,
+      chart: s.chart,
+      scaled: s.scaled ? null : "0",
+    });
+  }
+
+  /** Drills to the largest search match. */
+  private goToMatch(): void {
+    const root = this.store.get(this.combo(), this.state.time);
+    const best = root ? searchTree(root, this.search.value, this.state.metric)[0] : undefined;
+    if (best) this.set({ drill: drillToMatch(best) });
   }
 
   private combo(): Combo {
@@ -206,9 +301,15 @@ export class HeapLens {
     if (role === "local" && node.depth === 0) {
       this.drillUp();
     } else if (node.hasChildren) {
+      this.selected = null;
       this.set({ drill: path });
     } else if (role === "global") {
       this.set({ drill: path.slice(0, -1) });
+      this.selected = path;
+      this.render(false);
+    } else {
+      this.selected = path;
+      this.render(false);
     }
   }
 
@@ -236,6 +337,46 @@ export class HeapLens {
       },
       event,
     );
+    // The heaviest stack, once the pointer rests (a report holds no stacks).
+    window.clearTimeout(this.stackTimer);
+    const path = node.node.full_key;
+    if (path.length === 0 || node.node.is_other || this.source.canRegroup === false) return;
+    const { by, time } = this.state;
+    this.stackTimer = window.setTimeout(() => {
+      this.stacks
+        .get(by, path, time)
+        .then((doc) => this.tooltip.showStacks(path, doc))
+        .catch((e: unknown) => this.tooltip.showStacks(path, message(e)));
+    }, STACK_DELAY_MS);
+  }
+
+  /** The details panel: the drill-down node and its heaviest stacks at this time. */
+  private renderDetails(node: TreeNode, path: string[]): void {
+    const s = this.state;
+    const key = `${s.by.join(",")}|${s.time}|${keyOf(path)}`;
+    if (key === this.detailsKey) return;
+    this.detailsKey = key;
+    const title = path.length === 0 ? "Whole heap" : path.join(" › ");
+    const head = h(
+      "div",
+      { class: "details-head" },
+      h("div", { class: "details-title", title }, title),
+      h("div", { class: "hint" }, `${formatBytes(node.bytes)} in ${formatCount(node.objects)} blocks at ${formatDuration(s.time)}`),
+    );
+    if (path.length === 0 || node.is_other || !this.source.canRegroup) {
+      const why = path.length === 0 ? "Drill into a group to see its call stacks." : node.is_other ? "“Other” merges several groups: open it to see each." : "A report holds no call stacks; run `memlens view` to see them.";
+      replaceChildren(this.details, head, h("p", { class: "hint" }, why));
+      return;
+    }
+    replaceChildren(this.details, head, h("p", { class: "hint" }, "Loading its call stacks…"));
+    this.stacks
+      .get(s.by, path, s.time)
+      .then((doc) => {
+        if (key === this.detailsKey) replaceChildren(this.details, head, stacksDetails(doc));
+      })
+      .catch((e: unknown) => {
+        if (key === this.detailsKey) replaceChildren(this.details, head, h("p", { class: "error" }, message(e)));
+      });
   }
 
   private loadSuspects(): void {
@@ -411,7 +552,26 @@ export class HeapLens {
     });
     this.breadcrumbs.render(drill.path);
     this.growth.render(this.suspects, drill.path);
+    const picked = this.selected && findNode(root, this.selected);
+    if (picked && this.selected) this.renderDetails(picked, this.selected);
+    else this.renderDetails(drill.node, drill.path);
+    const matches = searchTree(root, this.search.value, s.metric);
+    const marked = this.search.value.trim() ? new Set(matches.map((m) => keyOf(m.full_key))) : null;
+    this.local.mark(marked);
+    this.global.mark(marked);
+    this.searchCount.textContent = marked ? `${matches.length} match${matches.length === 1 ? "" : "es"}${matches.length ? " · Enter to go" : ""}` : "";
     this.el.dataset.shown = JSON.stringify(drill.path);
+  }
+}
+
+/** A drill path from the URL: a JSON array of strings, else `undefined`. */
+function parseKeys(text: string | null): string[] | undefined {
+  if (!text) return undefined;
+  try {
+    const keys: unknown = JSON.parse(text);
+    return Array.isArray(keys) && keys.every((k) => typeof k === "string") ? keys : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -55,6 +55,7 @@ export class PartitionChart {
   private view: ChartView | null = null;
   private frame: Frame = { width: 0, height: 0, levels: 1 };
   private hovered: string | null = null;
+  private marked: ReadonlySet<string> | null = null;
   private onCanvas = false;
   private settleTimer = 0;
 
@@ -130,6 +131,7 @@ export class PartitionChart {
     const frame = this.frame;
     const kind = view.kind;
     const hovered = this.hovered;
+    const marked = this.marked;
     const branch = view.branch;
     const size = (d: PlacedNode) =>
       view.metric === "bytes" ? formatBytes(d.node.bytes) : `${formatCount(d.node.objects)} objects`;
@@ -149,6 +151,7 @@ export class PartitionChart {
       classes.toggle("dimmed", !onIt);
       classes.toggle("drill", branch !== undefined && onIt && d.node.full_key.length === branch.length);
       classes.toggle("hovered", d.key === hovered);
+      classes.toggle("match", marked !== null && marked.has(d.key));
       const path = el.firstChild as SVGPathElement;
       const fill = view.colors.fill(d.node);
       if (path.getAttribute("fill") !== fill) path.setAttribute("fill", fill);
@@ -226,6 +229,14 @@ export class PartitionChart {
   }
 
   /** Marks the node with `key` as hovered (from this or the other view). */
+  /** Marks the nodes whose join keys are in `keys` (search matches); `null` clears. */
+  mark(keys: ReadonlySet<string> | null): void {
+    this.marked = keys;
+    this.plot
+      .selectAll<NodeElement, PlacedNode>("g.node")
+      .classed("match", (d) => d !== undefined && keys !== null && keys.has(d.key));
+  }
+
   highlight(key: string | null): void {
     this.hovered = key;
     if (this.onCanvas) {

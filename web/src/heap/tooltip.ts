@@ -1,5 +1,6 @@
 // The floating tooltip of the heap lens: absolute size, share of the parent and of the
-// heap, and growth since the window's start, for the node under the pointer.
+// heap, growth since the window's start, and the heaviest call stack (with file:line)
+// for the node under the pointer.
 
 import { h, replaceChildren } from "../app/dom";
 import type { Metric, TreeNode } from "../data/types";
@@ -11,7 +12,12 @@ import {
   formatSignedBytes,
   formatSignedCount,
 } from "../format";
-import { growthOf, valueOf } from "./layout";
+import { growthOf, keyOf, valueOf } from "./layout";
+import { frameList } from "./stacks";
+import type { StacksDoc } from "../data/types";
+
+/** Frames of the heaviest stack the tooltip lists. */
+const TOOLTIP_FRAMES = 8;
 
 export interface TooltipFacts {
   node: TreeNode;
@@ -24,6 +30,9 @@ export interface TooltipFacts {
 
 export class Tooltip {
   readonly el = h("div", { class: "tooltip", role: "tooltip", "data-testid": "tooltip" });
+  private readonly stack = h("div", { class: "tt-stack", "data-testid": "tooltip-stack" });
+  /** The join key of the node shown, so a late stack answer for another is dropped. */
+  private shown: string | null = null;
 
   constructor() {
     document.body.append(this.el);
@@ -34,6 +43,9 @@ export class Tooltip {
     const value = valueOf(node, metric);
     const growth = growthOf(node, metric);
     const path = node.full_key.length > 1 ? node.full_key.join(" › ") : "";
+    const key = keyOf(node.full_key);
+    if (key !== this.shown) replaceChildren(this.stack);
+    this.shown = key;
     replaceChildren(
       this.el,
       h("div", { class: "tt-title" }, node.full_key.length === 0 ? "Whole heap" : node.key),
@@ -54,6 +66,7 @@ export class Tooltip {
           metric === "bytes" ? formatSignedBytes(growth) : `${formatSignedCount(growth)} objects`,
         ),
       ),
+      this.stack,
       facts.hint ? h("div", { class: "tt-hint" }, facts.hint) : null,
     );
     this.el.classList.add("visible");
@@ -71,7 +84,28 @@ export class Tooltip {
     this.el.style.transform = `translate(${Math.max(4, x)}px, ${Math.max(4, y)}px)`;
   }
 
+  /** Shows the heaviest stack of the node at `path`, if the tooltip still shows it. */
+  showStacks(path: readonly string[], doc: StacksDoc | string): void {
+    if (keyOf(path) !== this.shown) return;
+    if (typeof doc === "string") {
+      replaceChildren(this.stack, h("div", { class: "tt-note" }, doc));
+      return;
+    }
+    const top = doc.stacks[0];
+    if (!top) {
+      replaceChildren(this.stack);
+      return;
+    }
+    const share = doc.stack_count > 1 ? ` · heaviest of ${formatCount(doc.stack_count)} stacks` : "";
+    replaceChildren(
+      this.stack,
+      h("div", { class: "tt-stack-head" }, `Allocated at (${formatBytes(top.bytes)}${share})`),
+      frameList(top.frames, TOOLTIP_FRAMES),
+    );
+  }
+
   hide(): void {
     this.el.classList.remove("visible");
+    this.shown = null;
   }
 }

@@ -9,18 +9,22 @@
 use memlens_heap::protocol::{suspects_to_json, trees_to_json};
 use memlens_heap::{
     ClassifierOptions, GrowthQuery, HeapModel, Node, Resolution, Suspect, Tree, Trees,
-    classifiers::REGISTRY, growth_suspects, parse_classifiers,
+    classifiers::REGISTRY, group_stacks, growth_suspects, parse_classifiers,
 };
 use serde_json::value::RawValue;
 
 use super::drill;
-use super::request::{ClassifierList, GrowthRequest, MAX_SUSPECTS, TimelineRequest, TreeRequest};
+use super::request::{
+    ClassifierList, GrowthRequest, MAX_SUSPECTS, STACK_FRAMES, StacksRequest, TimelineRequest,
+    TreeRequest,
+};
 use super::series_cache::{SeriesCache, TreeChoice, TreesAnswer};
 use super::snapshots::{Snapshot, snapshot_plan};
 use crate::error::ApiError;
 use crate::protocol::{
-    BucketColumns, ClassifierWire, DrillWire, GrowthAnswerWire, HeapMetaWire, MarkWire, PointWire,
-    SnapshotWire, StatsWire, ThreadWire, TimelineWire, TreeAnswerWire, WindowWire,
+    BucketColumns, ClassifierWire, DrillWire, FrameWire, GrowthAnswerWire, HeapMetaWire, MarkWire,
+    PointWire, SnapshotWire, StackWire, StacksWire, StatsWire, ThreadWire, TimelineWire,
+    TreeAnswerWire, WindowWire,
 };
 
 /// Sampling intervals of the growth ranking.
@@ -245,6 +249,62 @@ impl<'m> Engine<'m> {
         Ok(GrowthAnswerWire {
             by: request.by.text(),
             doc: engine_document(suspects_to_json(shown)),
+        })
+    }
+}
+
+impl Engine<'_> {
+    /// `stacks`: the heaviest call stacks of one node at one instant.
+    pub fn stacks(&self, request: &StacksRequest) -> Result<StacksWire, ApiError> {
+        let run = self.model.run();
+        if !run.contains(request.time_ns) {
+            return Err(ApiError::bad_request(format!(
+                "`time={}` is outside the run (0 to {} ns)",
+                request.time_ns, run.end_ns
+            )));
+        }
+        let options = ClassifierOptions {
+            domain_prefixes: request.by.domains.clone(),
+            ..ClassifierOptions::default()
+        };
+        let chain = parse_classifiers(&request.by.text(), options)?;
+        // A coalesced model answers at its instants: the one a tree at this time shows.
+        let at = self.model.exact_at_or_before(request.time_ns);
+        let found = group_stacks(
+            self.model,
+            &chain,
+            &request.path,
+            at,
+            request.top,
+            STACK_FRAMES,
+        )?;
+        Ok(StacksWire {
+            by: request.by.text(),
+            path: request.path.clone(),
+            time_ns: at,
+            bytes: found.bytes,
+            objects: found.objects,
+            stack_count: found.stack_count,
+            stacks: found
+                .stacks
+                .into_iter()
+                .map(|s| StackWire {
+                    bytes: s.bytes,
+                    objects: s.objects,
+                    frames: s
+                        .frames
+                        .into_iter()
+                        .map(|f| FrameWire {
+                            function: f.function,
+                            file: f.file,
+                            line: f.line,
+                            module: f.module,
+                            inlined: f.inlined,
+                            kind: f.kind,
+                        })
+                        .collect(),
+                })
+                .collect(),
         })
     }
 }

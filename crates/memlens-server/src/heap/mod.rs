@@ -9,6 +9,7 @@
 //! | `timeline?points` | the heap over the run in `points` buckets (default 600) |
 //! | `tree?by&times&metric&sort&prune&path&depth` | memory trees at some times ([`request::TreeRequest`]) |
 //! | `growth?by&top` | the leak suspects of a grouping |
+//! | `stacks?by&path&time&top` | the heaviest call stacks of one node at one instant ([`request::StacksRequest`]) |
 //!
 //! Fast steps: memory-tree series are built once per classifier list (one pass over
 //! the allocations); a step to a snapshot time is a cache hit, and a step to any other
@@ -34,7 +35,7 @@ use crate::protocol::{LensWire, to_json};
 pub use engine::{Engine, EngineOptions};
 pub use snapshots::{Snapshot, SnapshotKind, snapshot_plan};
 
-use request::{ClassifierList, GrowthRequest, TimelineRequest, TreeRequest};
+use request::{ClassifierList, GrowthRequest, StacksRequest, TimelineRequest, TreeRequest};
 use worker::EngineHandle;
 
 /// Timeline buckets the page asks for (`web/src/heap/lens.ts`).
@@ -118,10 +119,14 @@ impl LensApi for HeapLens {
                 let request = GrowthRequest::from_query(query, &self.default_by)?;
                 self.call(move |e| Ok(ApiBody::json(to_json(&e.growth(&request)?))))
             }
+            "stacks" => {
+                let request = StacksRequest::from_query(query, &self.default_by)?;
+                self.call(move |e| Ok(ApiBody::json(to_json(&e.stacks(&request)?))))
+            }
             other => Err(ApiError {
                 status: 404,
                 message: format!(
-                    "the heap lens has no route `{other}`: use meta, timeline, tree or growth"
+                    "the heap lens has no route `{other}`: use meta, timeline, tree, growth or stacks"
                 ),
             }),
         }

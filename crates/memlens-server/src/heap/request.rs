@@ -86,6 +86,24 @@ pub struct GrowthRequest {
     pub top: usize,
 }
 
+/// The most stacks one stacks request may ask for.
+pub const MAX_STACKS: usize = 20;
+/// Frames returned per stack.
+pub const STACK_FRAMES: usize = 64;
+
+/// `GET api/heap/stacks`: the call stacks behind one node at one instant.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StacksRequest {
+    /// The grouping.
+    pub by: ClassifierList,
+    /// The node's full key.
+    pub path: Vec<String>,
+    /// The instant, ns since the process started.
+    pub time_ns: u64,
+    /// How many stacks to return.
+    pub top: usize,
+}
+
 /// `GET api/heap/timeline`: the heap over the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TimelineRequest {
@@ -170,21 +188,7 @@ impl TreeRequest {
                 )));
             }
         };
-        let path = match query.get("path") {
-            None => None,
-            Some(json) => {
-                let keys: Vec<String> = serde_json::from_str(json).map_err(|_| {
-                    ApiError::bad_request("`path` is not a JSON array of key strings")
-                })?;
-                if keys.len() > MAX_PATH_KEYS {
-                    return Err(ApiError::bad_request(format!(
-                        "`path` has {} keys; at most {MAX_PATH_KEYS} are allowed",
-                        keys.len()
-                    )));
-                }
-                Some(keys)
-            }
-        };
+        let path = query.get("path").map(|json| path_keys(json)).transpose()?;
         Ok(TreeRequest {
             by,
             times,
@@ -195,6 +199,44 @@ impl TreeRequest {
             depth: number(query, "depth")?,
         })
     }
+}
+
+impl StacksRequest {
+    /// Parses `by`, `path` (a JSON array of keys), `time` (ns) and `top` (default 3).
+    pub fn from_query(query: &Query, default_by: &str) -> Result<Self, ApiError> {
+        let path = match query.get("path") {
+            None => Vec::new(),
+            Some(json) => path_keys(json)?,
+        };
+        let time_ns = number(query, "time")?.ok_or_else(|| {
+            ApiError::bad_request("`time` (ns since the process start) is missing")
+        })?;
+        let top: usize = number(query, "top")?.unwrap_or(3);
+        if top == 0 || top > MAX_STACKS {
+            return Err(ApiError::bad_request(format!(
+                "`top={top}` is not between 1 and {MAX_STACKS}"
+            )));
+        }
+        Ok(StacksRequest {
+            by: classifier_list(query, default_by)?,
+            path,
+            time_ns,
+            top,
+        })
+    }
+}
+
+/// A drill-down path: a JSON array of at most [`MAX_PATH_KEYS`] key strings.
+fn path_keys(json: &str) -> Result<Vec<String>, ApiError> {
+    let keys: Vec<String> = serde_json::from_str(json)
+        .map_err(|_| ApiError::bad_request("`path` is not a JSON array of key strings"))?;
+    if keys.len() > MAX_PATH_KEYS {
+        return Err(ApiError::bad_request(format!(
+            "`path` has {} keys; at most {MAX_PATH_KEYS} are allowed",
+            keys.len()
+        )));
+    }
+    Ok(keys)
 }
 
 impl GrowthRequest {

@@ -1,0 +1,227 @@
+// End-to-end tests of the heap lens as a daily tool, in real headless Chromium: at the
+// peak of a real Python run the largest first-level group is named (not "Other"), and
+// "Other" opens; the tooltip and the details panel show the call stack with file:line;
+// search drills to a function; a copied URL restores the lens, grouping, time and
+// drill-down; regrouping after a drill-down shows no stale "no live memory" notice;
+// the page is never wider than the window. Screenshots go to e2e/artifacts/.
+
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ARTIFACTS, MEMLENS, compileProgram, launchBrowser, openPage, prepare, serveMemlens } from "./support.mjs";
+
+/** The chart transition length (partition_chart.ts) plus a margin. */
+const SETTLE_MS = 900;
+
+/**
+ * A Python run whose peak is owned by what is gone at the end: a large list of dicts
+ * serialized to JSON, then dropped, then a few small objects kept.
+ */
+const PYTHON = [
+  "import json",
+  "big = [{'k': i, 'v': str(i) * 4} for i in range(150000)]",
+  "text = json.dumps(big)",
+  "print(len(text))",
+  "del big, text",
+  "kept = [str(i) for i in range(2000)]",
+  "print(len(kept))",
+].join("\n");
+
+let work;
+let browser;
+let leaky;
+let python;
+
+before(async () => {
+  prepare();
+  work = mkdtempSync(join(tmpdir(), "memlens-e2e-daily-"));
+  const program = join(work, "leaky");
+  compileProgram("leaky.c", program);
+  const leakyTrace = join(work, "leaky.mlens");
+  execFileSync(MEMLENS, ["record", "-q", "-o", leakyTrace, "--", program], { stdio: "pipe" });
+  const pythonTrace = join(work, "python.mlens");
+  execFileSync(MEMLENS, ["record", "-q", "-o", pythonTrace, "--", "python3", "-P", "-c", PYTHON], { stdio: "pipe" });
+  const peak = JSON.parse(execFileSync(MEMLENS, ["summary", pythonTrace, "--json"]).toString()).peak_time_ns;
+  leaky = await serveMemlens(["view", leakyTrace, "--no-open", "--port", "0"]);
+  python = await serveMemlens(["view", pythonTrace, "--no-open", "--port", "0"]);
+  python.peak = peak;
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  leaky?.server.kill("SIGINT");
+  python?.server.kill("SIGINT");
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+/** A fresh page on `address` once the heap lens has drawn its first tree. */
+async function open(address, width = 1440) {
+  const page = await openPage(browser, address, { width, height: 1000 });
+  await page.waitForSelector('[data-testid="local-view"] g.node');
+  await settle(page);
+  return page;
+}
+
+async function settle(page) {
+  await page.waitForFunction(() => document.querySelector('[data-testid="heap-lens"]')?.dataset.busy !== "1");
+  await page.waitForTimeout(SETTLE_MS);
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+function lensState(page) {
+  return page.$eval('[data-testid="heap-lens"]', (el) => ({
+    time: Number(el.dataset.time),
+    drill: JSON.parse(el.dataset.drill),
+    shown: JSON.parse(el.dataset.shown || "null"),
+  }));
+}
+
+/** A point inside a node's shape, in page coordinates. */
+async function nodePoint(page, view, key) {
+  const point = await page.$eval(`[data-testid="${view}-view"] g.node[data-key="${key}"] path`, (p) => {
+    const box = p.getBBox();
+    let best = null;
+    for (let i = 1; i < 24 && !best; i++) {
+      for (let j = 1; j < 24 && !best; j++) {
+        const pt = new DOMPoint(box.x + (box.width * i) / 24, box.y + (box.height * j) / 24);
+        if (p.isPointInFill(pt)) best = pt.matrixTransform(p.getScreenCTM());
+      }
+    }
+    return best && { x: best.x, y: best.y };
+  });
+  assert.ok(point, `node ${key} of the ${view} view has no area`);
+  return point;
+}
+
+test("at a Python run's peak the largest group is named, and Other opens", async () => {
+  const page = await open(`${python.url}#lens=heap&by=site&t=${python.peak}`);
+  assert.equal((await lensState(page)).time, python.peak, "the URL's time is shown");
+  // The tree the page shows at the peak, as the server answers it.
+  const tree = await page.evaluate(async (t) => {
+    const response = await fetch(`api/heap/tree?by=site&times=${t}`);
+    return (await response.json()).doc.trees[0].root;
+  }, python.peak);
+  const first = [...tree.children].sort((a, b) => b.bytes - a.bytes)[0];
+  assert.notEqual(first.key, "Other", `the largest group at the peak: ${JSON.stringify(tree.children.map((c) => [c.key, c.bytes]))}`);
+  const drawn = await page.$$eval('[data-testid="global-view"] g.node[data-depth="1"]', (ns) => ns.map((n) => n.dataset.label));
+  assert.ok(drawn.includes(first.key), `${first.key} is drawn: ${drawn}`);
+  const named = tree.children.filter((c) => !c.is_other).reduce((s, c) => s + c.bytes, 0);
+  assert.ok(named >= 0.5 * tree.bytes, `named groups hold most of the peak: ${named} of ${tree.bytes}`);
+  await shot(page, "daily-01-python-peak");
+  // Other, when there is one, opens into its members.
+  const other = tree.children.find((c) => c.is_other);
+  if (other && other.bytes > 0) {
+    assert.ok((other.children ?? []).length > 0, "Other lists its members");
+    const { x, y } = await nodePoint(page, "local", "Other");
+    await page.mouse.click(x, y);
+    await settle(page);
+    assert.deepEqual((await lensState(page)).shown, ["Other"]);
+    const members = await page.$$eval('[data-testid="local-view"] g.node[data-depth="1"]', (ns) => ns.length);
+    assert.ok(members > 0, "Other's members are drawn");
+    await shot(page, "daily-02-other-opened");
+  }
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test("the tooltip and the details panel show the call stack with file:line", async () => {
+  const page = await open(`${leaky.url}#by=site`);
+  const { x, y } = await nodePoint(page, "local", "remember_request");
+  await page.mouse.move(x, y);
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="tooltip-stack"] li.frame').length >= 3);
+  const frames = await page.$$eval('[data-testid="tooltip-stack"] li.frame', (ls) => ls.map((l) => l.textContent));
+  assert.match(frames[0], /^remember_request \(leaky\.c:\d+\)/, `${frames}`);
+  assert.ok(frames.filter((f) => /\(leaky\.c:\d+\)/.test(f)).length >= 2, `${frames}`);
+  assert.ok(!frames.some((f) => /^(malloc|calloc|realloc)\b/.test(f)), `the allocator is folded: ${frames}`);
+  await shot(page, "daily-03-tooltip-stack");
+  await page.mouse.click(x, y);
+  await settle(page);
+  await page.waitForSelector('[data-testid="details-stack"] li.frame');
+  const details = await page.$$eval('[data-testid="details-stack"]:first-child li.frame', (ls) => ls.map((l) => l.textContent));
+  assert.ok(details.length >= 3 && /leaky\.c:\d+/.test(details[0]), `${details}`);
+  await shot(page, "daily-04-details");
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test("search highlights matches and drills to the function", async () => {
+  const page = await open(leaky.url);
+  await page.fill('[data-testid="hl-search"]', "late_ind");
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="global-view"] g.node.match').length > 0);
+  assert.match(await page.textContent('[data-testid="hl-search-count"]'), /^1 match/);
+  await page.press('[data-testid="hl-search"]', "Enter");
+  await settle(page);
+  assert.deepEqual((await lensState(page)).shown, ["late_index"]);
+  await shot(page, "daily-05-search");
+  await page.close();
+});
+
+test("a copied URL restores the lens, grouping, time and drill-down", async () => {
+  const page = await open(leaky.url);
+  await page.click('[data-testid="classifier-up-thread"]');
+  await settle(page);
+  const worker = await page.$eval('[data-testid="global-view"] g.node[data-depth="1"][data-label^="worker"]', (n) => n.dataset.key);
+  const { x, y } = await nodePoint(page, "local", worker);
+  await page.mouse.click(x, y);
+  await settle(page);
+  await page.click('[data-testid="prev-time"]');
+  await settle(page);
+  const state = await lensState(page);
+  const copied = page.url();
+  assert.match(copied, /#.*by=thread%2Csite/, copied);
+  const again = await open(copied);
+  const restored = await lensState(again);
+  assert.equal(restored.time, state.time);
+  assert.deepEqual(restored.drill, state.drill);
+  assert.deepEqual(restored.shown, state.shown);
+  const first = await again.$$eval('[data-testid="classifier-list"] li', (ls) => ls.map((l) => l.dataset.name));
+  assert.deepEqual(first, ["thread", "site"]);
+  // The lens too: the allocation map's tab, reopened.
+  await again.click('[data-testid="lens-alloc"]');
+  const allocUrl = again.url();
+  assert.match(allocUrl, /lens=alloc/);
+  const third = await openPage(browser, allocUrl, { width: 1440, height: 1000 });
+  await third.waitForFunction(() => document.querySelector('[data-testid="lens-alloc"]')?.getAttribute("aria-selected") === "true");
+  await third.close();
+  await again.close();
+  await page.close();
+});
+
+test("regrouping after a drill-down keeps no stale path", async () => {
+  const page = await open(leaky.url);
+  await page.click('[data-testid="classifier-up-thread"]');
+  await settle(page);
+  const worker = await page.$eval('[data-testid="global-view"] g.node[data-depth="1"][data-label^="worker"]', (n) => n.dataset.key);
+  const { x, y } = await nodePoint(page, "local", worker);
+  await page.mouse.click(x, y);
+  await settle(page);
+  assert.equal((await lensState(page)).shown.length, 1);
+  // site first again: the thread's name names no site.
+  await page.click('[data-testid="classifier-up-site"]');
+  await settle(page);
+  const state = await lensState(page);
+  assert.deepEqual(state.drill, []);
+  const notice = await page.$eval('[data-testid="heap-lens"]', (el) => el.textContent);
+  assert.ok(!notice.includes("has no live memory"), "no stale-path notice");
+  await page.close();
+});
+
+test("the heap lens is never wider than the window", async () => {
+  for (const width of [1280, 1600, 2560]) {
+    const page = await open(leaky.url, width);
+    const { scroll, inner } = await page.evaluate(() => ({
+      scroll: document.documentElement.scrollWidth,
+      inner: window.innerWidth,
+    }));
+    assert.ok(scroll <= inner, `${width} px: the page is ${scroll} px wide`);
+    await shot(page, `daily-06-width-${width}`);
+    await page.close();
+  }
+});

@@ -2,7 +2,8 @@
 // peak of a real Python run the largest first-level group is named (not "Other"), and
 // "Other" opens; the tooltip and the details panel show the call stack with file:line;
 // search drills to a function; a copied URL restores the lens, grouping, time and
-// drill-down; regrouping after a drill-down shows no stale "no live memory" notice;
+// drill-down; regrouping after a drill-down shows no stale "no live memory" notice; the
+// memory-over-time-by-group chart and the timeline have 1-2-5 ticks with units;
 // the page is never wider than the window. Screenshots go to e2e/artifacts/.
 
 import { after, before, test } from "node:test";
@@ -83,8 +84,9 @@ function lensState(page) {
   }));
 }
 
-/** A point inside a node's shape, in page coordinates. */
+/** A point inside a node's shape, in viewport coordinates (scrolled into view first). */
 async function nodePoint(page, view, key) {
+  await page.$eval(`[data-testid="${view}-view"]`, (v) => v.scrollIntoView({ block: "center" }));
   const point = await page.$eval(`[data-testid="${view}-view"] g.node[data-key="${key}"] path`, (p) => {
     const box = p.getBBox();
     let best = null;
@@ -114,6 +116,13 @@ test("at a Python run's peak the largest group is named, and Other opens", async
   assert.ok(drawn.includes(first.key), `${first.key} is drawn: ${drawn}`);
   const named = tree.children.filter((c) => !c.is_other).reduce((s, c) => s + c.bytes, 0);
   assert.ok(named >= 0.5 * tree.bytes, `named groups hold most of the peak: ${named} of ${tree.bytes}`);
+  // Memory over time by group: a layer per first-level group, a legend, labelled axes.
+  const layers = await page.$$eval('[data-testid="stacked-chart"] path.hl-layer', (ps) => ps.map((p) => p.dataset.key));
+  assert.ok(layers.includes(first.key), `${first.key} has a layer: ${layers}`);
+  assert.ok((await page.$$('[data-testid="stacked-legend"] li')).length === layers.length);
+  const axisText = await page.$$eval('[data-testid="heap-lens"] .tl-axis text, [data-testid="heap-lens"] .tl-grid text', (ts) => ts.map((t) => t.textContent));
+  assert.ok(axisText.includes("0 s") && axisText.includes("0 B"), `origins say their unit: ${axisText}`);
+  assert.ok(!axisText.some((t) => /\d\.\d\d MiB/.test(t)), `1-2-5 ticks: ${axisText}`);
   await shot(page, "daily-01-python-peak");
   // Other, when there is one, opens into its members.
   const other = tree.children.find((c) => c.is_other);

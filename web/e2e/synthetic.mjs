@@ -65,6 +65,12 @@ export function syntheticReport(base, times = 8, fanout = FANOUT_500) {
   answers[answerKey("heap/tree", { by, metric: "bytes", sort: "growth", times: "" })] = json({
     doc: { classifiers: meta.default_classifiers, times_ns: timesNs, metric: "bytes", sort: "growth", trees },
     totals: trees.map((t) => ({ time_ns: t.time_ns, bytes: t.root.bytes, objects: t.root.objects })),
+    layers: trees[0].root.children.map((c, i) => ({
+      key: c.key,
+      is_other: c.is_other,
+      bytes: trees.map((t) => t.root.children[i].bytes),
+      objects: trees.map((t) => t.root.children[i].objects),
+    })),
   });
   return { ...base, answers };
 }

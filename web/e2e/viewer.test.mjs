@@ -91,6 +91,7 @@ function pathOf(page, view, key) {
 /** A point inside the node's shape, in page coordinates (an arc's box centre may be
  * outside the arc). */
 async function nodePoint(page, view, key) {
+  await page.$eval(`[data-testid="${view}-view"]`, (v) => v.scrollIntoView({ block: "center" }));
   const point = await page.$eval(`[data-testid="${view}-view"] g.node[data-key="${key}"] path`, (p) => {
     const box = p.getBBox();
     const inside = [];
@@ -188,6 +189,7 @@ test("time travel: slider, next and previous change the tree; drill-down is kept
   await clickNode(page, "local", "remember_request");
   const atEnd = await pathOf(page, "global", "remember_request");
   // A click on the curve travels to any time: the server adds it to its series.
+  await page.$eval('[data-testid="timeline"]', (t) => t.scrollIntoView({ block: "center" }));
   const box = await page.$eval('[data-testid="timeline"] .tl-hit', (r) => {
     const b = r.getBoundingClientRect();
     return { x: b.x, y: b.y, width: b.width, height: b.height };
@@ -423,6 +425,7 @@ test("trees too large for SVG are drawn on a canvas that still hovers and drills
   assert.equal(local, false, "the local view (root and two levels) stays SVG");
   // Hover a first-level segment on the canvas: the tooltip names it and the local view
   // highlights the same node.
+  await page.$eval('[data-testid="global-view"]', (v) => v.scrollIntoView({ block: "center" }));
   const canvas = await page.$eval('[data-testid="global-view"] canvas', (c) => {
     const b = c.getBoundingClientRect();
     return { x: b.x + b.width / 2, y: b.y + b.height / 2, r: Math.min(b.width, b.height) / 2 };

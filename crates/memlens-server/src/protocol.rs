@@ -227,6 +227,9 @@ pub struct TreeAnswerWire<'a> {
     pub doc: Box<RawValue>,
     /// The heap at every time of the series.
     pub totals: Vec<PointWire>,
+    /// The first-level groups of the trees at every time of the series (`totals`'
+    /// times), for the stacked "memory over time by group" chart.
+    pub layers: Vec<LayerWire>,
     /// How the drill-down path was resolved, when one was asked for.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -282,6 +285,20 @@ pub struct FrameWire {
     pub inlined: bool,
     /// What the frame policy says of it.
     pub kind: memlens_vocab::FrameKind,
+}
+
+/// One first-level group over the times of a tree series.
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
+pub struct LayerWire {
+    /// The group's key.
+    pub key: String,
+    /// Whether it is `Other`.
+    pub is_other: bool,
+    /// Its live bytes at each time.
+    pub bytes: Vec<u64>,
+    /// Its live blocks at each time.
+    pub objects: Vec<u64>,
 }
 
 /// `api/heap/growth`.

@@ -181,6 +181,28 @@ export type HeapMetaWire = {
 };
 
 /**
+ * One first-level group over the times of a tree series.
+ */
+export type LayerWire = {
+  /**
+   * The group's key.
+   */
+  key: string,
+  /**
+   * Whether it is `Other`.
+   */
+  is_other: boolean,
+  /**
+   * Its live bytes at each time.
+   */
+  bytes: Array<number>,
+  /**
+   * Its live blocks at each time.
+   */
+  objects: Array<number>,
+};
+
+/**
  * A lens the page may show.
  */
 export type LensWire = {
@@ -433,6 +455,11 @@ export type TreeAnswerWire = {
    * The heap at every time of the series.
    */
   totals: Array<PointWire>,
+  /**
+   * The first-level groups of the trees at every time of the series (`totals`'
+   * times), for the stacked "memory over time by group" chart.
+   */
+  layers: Array<LayerWire>,
   /**
    * How the drill-down path was resolved, when one was asked for.
    */

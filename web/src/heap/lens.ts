@@ -25,6 +25,7 @@ import {
 } from "./layout";
 import { readUrlState, writeUrlState } from "../app/url_state";
 import { StackStore, stacksDetails } from "./stacks";
+import { StackedChart } from "./stacked_chart";
 import { MultiplesStrip } from "./multiples";
 import { Notice } from "./notice";
 import { type Options, OptionsPanel } from "./options_panel";
@@ -72,6 +73,7 @@ export class HeapLens {
   private readonly options: OptionsPanel;
   private readonly growth: GrowthPanel;
   private readonly tooltip = new Tooltip();
+  private readonly stacked = new StackedChart();
   private readonly stacks: StackStore;
   private stackTimer = 0;
   private readonly details = h("div", { class: "hl-details", "data-testid": "hl-details" });
@@ -151,6 +153,8 @@ export class HeapLens {
           h("span", { class: "hint" }, "Click a point to add its tree below · ← → to travel"),
           this.timeline.el,
           this.controls.el,
+          h("h3", { class: "hl-sub" }, "By group"),
+          this.stacked.el,
         ),
         card("Trees over time", h("span", { class: "hint" }, "scaled to the largest heap"), this.multiples.el),
         h(
@@ -492,6 +496,10 @@ export class HeapLens {
       return;
     }
     const colors = this.colorsFor(combo, root);
+    const layers = this.store.layersOf(combo);
+    if (layers && layers.layers.length > 0) {
+      this.stacked.render({ data: layers, metric: s.metric, colors, current: s.time, window: this.timelineDoc.window });
+    }
     let largest = valueOf(root, s.metric);
     for (const t of totals.values()) largest = Math.max(largest, s.metric === "bytes" ? t.bytes : t.objects);
 

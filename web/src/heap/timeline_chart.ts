@@ -6,7 +6,7 @@ import { scaleLinear } from "d3-scale";
 import { select, type Selection } from "d3-selection";
 import { area, curveStepAfter, line } from "d3-shape";
 import type { Metric, SnapshotInfo, TimeNs, TimelineDoc } from "../data/types";
-import { formatBytes, formatCount, formatDuration } from "../format";
+import { byteTicks, countTicks, formatBytes, formatCount, formatDuration, timeTicks } from "../format";
 
 export interface TimelinePoint extends SnapshotInfo {
   /** The heap at this time under the metric, when known. */
@@ -90,6 +90,7 @@ export class TimelineChart {
       .domain([0, top * 1.08])
       .range([height - PAD.bottom, PAD.top]);
     const fmt = metric === "bytes" ? formatBytes : formatCount;
+    const yTicks = metric === "bytes" ? byteTicks(top * 1.08, 3) : countTicks(top * 1.08, "objects", 3);
     const svg = this.svg.attr("width", width).attr("height", height);
     svg.selectAll("*").remove();
 
@@ -114,7 +115,7 @@ export class TimelineChart {
       });
 
     const grid = svg.append("g").attr("class", "tl-grid");
-    for (const v of y.ticks(3).filter(Number.isInteger)) {
+    for (const { value: v, label } of yTicks) {
       grid
         .append("line")
         .attr("x1", PAD.left)
@@ -127,16 +128,17 @@ export class TimelineChart {
         .attr("y", y(v))
         .attr("dy", "0.32em")
         .attr("text-anchor", "end")
-        .text(fmt(v));
+        .text(metric === "bytes" && v === 0 ? "0 B" : label);
     }
     const axis = svg.append("g").attr("class", "tl-axis");
-    for (const t of x.ticks(Math.max(2, Math.floor(width / 110)))) {
+    const [t0, t1] = x.domain();
+    for (const { value: t, label } of timeTicks(t0, t1, Math.max(2, Math.floor(width / 110)))) {
       axis
         .append("text")
         .attr("x", x(t))
         .attr("y", height - 6)
         .attr("text-anchor", "middle")
-        .text(formatDuration(t));
+        .text(label);
     }
 
     const index = b.start_ns.map((_, i) => i);
@@ -162,11 +164,19 @@ export class TimelineChart {
       );
 
     const marks = svg.append("g").attr("class", "tl-marks");
-    for (const m of view.marks) {
-      const g = marks.append("g").attr("transform", `translate(${x(m.time_ns)},${PAD.top - 6})`);
+    // Marks are labelled where a label fits before the next one (the full name on hover).
+    const markX = view.marks.map((m) => x(m.time_ns));
+    view.marks.forEach((m, i) => {
+      const g = marks.append("g").attr("transform", `translate(${markX[i]},${PAD.top - 6})`);
       g.append("path").attr("d", "M-4,-5L4,-5L0,1Z");
       g.append("title").text(`mark “${m.name}” at ${formatDuration(m.time_ns)}`);
-    }
+      const room = (i + 1 < markX.length ? markX[i + 1] : width - PAD.right) - markX[i] - 10;
+      const chars = Math.floor(room / 6.2);
+      if (chars >= 3) {
+        const name = m.name.length > chars ? `${m.name.slice(0, chars - 1)}…` : m.name;
+        g.append("text").attr("class", "tl-mark-label").attr("x", 6).attr("y", -2).text(name);
+      }
+    });
 
     svg
       .append("line")

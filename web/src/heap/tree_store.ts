@@ -1,9 +1,17 @@
 // The page's cache of memory trees: per grouping, metric and sort strategy, the tree
-// at each time fetched so far, and the heap totals at every time of the series.
+// at each time fetched so far, the heap totals at every time of the series, and its
+// first-level groups over those times (the stacked chart's layers).
 // Concurrent requests for the same trees are made once.
 
 import type { HeapApi } from "./api";
 import type { HeapPoint, Metric, SortStrategy, TimeNs, TreeNode } from "../data/types";
+import type { LayerWire } from "../generated/viewer";
+
+/** The first-level groups at the series' times. */
+export interface Layers {
+  times: TimeNs[];
+  layers: LayerWire[];
+}
 
 /** What a memory tree depends on besides its time. */
 export interface Combo {
@@ -20,6 +28,7 @@ export class TreeStore {
   private readonly trees = new Map<string, TreeNode>();
   private readonly totals = new Map<string, Map<TimeNs, HeapPoint>>();
   private readonly pending = new Map<string, Promise<void>>();
+  private readonly layers = new Map<string, Layers>();
 
   constructor(private readonly source: HeapApi) {}
 
@@ -30,6 +39,11 @@ export class TreeStore {
   /** The heap at every time of the series, as far as known. */
   totalsOf(combo: Combo): Map<TimeNs, HeapPoint> {
     return this.totals.get(comboKey(combo)) ?? new Map();
+  }
+
+  /** The first-level groups over the series' times, once any tree was loaded. */
+  layersOf(combo: Combo): Layers | undefined {
+    return this.layers.get(comboKey(combo));
   }
 
   /** The times of `times` whose trees are not loaded or loading. */
@@ -51,6 +65,7 @@ export class TreeStore {
           const totals = this.totals.get(key) ?? new Map<TimeNs, HeapPoint>();
           for (const point of response.totals) totals.set(point.time_ns, point);
           this.totals.set(key, totals);
+          this.layers.set(key, { times: response.totals.map((p) => p.time_ns), layers: response.layers ?? [] });
         })
         .finally(() => {
           for (const t of wanted) this.pending.delete(`${key}@${t}`);

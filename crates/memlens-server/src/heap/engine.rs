@@ -22,8 +22,8 @@ use super::series_cache::{SeriesCache, TreeChoice, TreesAnswer};
 use super::snapshots::{Snapshot, snapshot_plan};
 use crate::error::ApiError;
 use crate::protocol::{
-    BucketColumns, ClassifierWire, DrillWire, FrameWire, GrowthAnswerWire, HeapMetaWire, MarkWire,
-    PointWire, SnapshotWire, StackWire, StacksWire, StatsWire, ThreadWire, TimelineWire,
+    BucketColumns, ClassifierWire, DrillWire, FrameWire, GrowthAnswerWire, HeapMetaWire, LayerWire,
+    MarkWire, PointWire, SnapshotWire, StackWire, StacksWire, StatsWire, ThreadWire, TimelineWire,
     TreeAnswerWire, WindowWire,
 };
 
@@ -309,6 +309,33 @@ impl Engine<'_> {
     }
 }
 
+/// The first-level groups of `trees` over their times (every tree has the same nodes).
+fn layers(trees: &Trees) -> Vec<LayerWire> {
+    let Some(first) = trees.trees.first() else {
+        return Vec::new();
+    };
+    first
+        .root
+        .children
+        .iter()
+        .enumerate()
+        .map(|(i, group)| LayerWire {
+            key: group.key.clone(),
+            is_other: group.is_other,
+            bytes: trees
+                .trees
+                .iter()
+                .map(|t| t.root.children[i].bytes)
+                .collect(),
+            objects: trees
+                .trees
+                .iter()
+                .map(|t| t.root.children[i].objects)
+                .collect(),
+        })
+        .collect()
+}
+
 /// A document the heap engine wrote, embedded as it is.
 fn engine_document(json: String) -> Box<RawValue> {
     RawValue::from_string(json).expect("the heap engine writes valid JSON")
@@ -352,6 +379,7 @@ fn tree_answer<'r>(answer: &TreesAnswer<'_>, request: &'r TreeRequest) -> TreeAn
                 objects: t.root.objects,
             })
             .collect(),
+        layers: layers(snapshots),
         drill: request.path.as_deref().map(|requested| DrillWire {
             requested,
             path,

@@ -1,12 +1,18 @@
 // End-to-end tests of the allocation-map lens in real headless Chromium: record a
 // multithreaded C program (alloc_threads.c) with the release `memlens`, serve it with
 // `memlens view`, open the "Allocation map" tab, zoom into a region, brush a block and
-// read its details (recorded with --free-stacks: the function that freed it too), switch colour-by, place two cushion cursors in the time-correlated
+// read its details and its allocating and freeing call stacks (recorded with
+// --free-stacks: the function that freed it too), switch colour-by, place two cushion cursors in the time-correlated
 // grid of bins and check the pixels they change, switch to the address-correlated
 // grid, replay through a pool allocator, and measure how long fresh tiles take. While
 // the server still reads the map (503 answers, played here by intercepting
 // `api/alloc/meta`), the tab shows how far it got and starts without a reload; a 404
-// leaves its sentence as a note. Screenshots go to e2e/artifacts/alloc-*.png.
+// leaves its sentence as a note. At 1280, 1600, 1920 and 2560 px the page is no wider
+// than the window and the legend's counts are whole; every chart has a value axis and
+// a time axis, every colour scale a legend; the occupancy bar shows the occupancy
+// chart's quantity in its colours; the bins by size class filter the map; the replay
+// table numbers the pool bins as the Bin menu and the grid do. Screenshots go to
+// e2e/artifacts/alloc-*.png.
 // MEMLENS_BIN names the memlens binary.
 
 import { after, before, test } from "node:test";
@@ -190,6 +196,14 @@ test("zooming into a region, brushing a block and switching colour-by", async ()
     assert.match(details["freed-by"] ?? "", /^\w+ \(alloc_threads\.c:\d+\)$/);
     assert.ok(FREEING.includes(details["freed-by"].split(" ")[0]), `unexpected freeing function: ${details["freed-by"]}`);
   }
+  // The allocating call stack: the site first, then its callers (file:line).
+  const frames = await page.$$eval('[data-testid="alloc-stack-alloc"] li', (ls) => ls.map((l) => l.textContent));
+  assert.ok(frames.length >= 2, `allocating stack: ${frames}`);
+  assert.ok(frames[0].startsWith(`${details.function} (alloc_threads.c:`), `the stack starts at the site: ${frames}`);
+  if (details["freed-by"]) {
+    const freeFrames = await page.$$eval('[data-testid="alloc-stack-free"] li', (ls) => ls.map((l) => l.textContent));
+    assert.ok(freeFrames.length >= 1 && freeFrames[0].startsWith(details["freed-by"].split(" ")[0]), `freeing stack: ${freeFrames}`);
+  }
   await shot(page, "03-brushed");
 
   // Colour by site: the pixels change and the legend names the program's functions.
@@ -218,7 +232,11 @@ test("two cushion cursors in the time-correlated grid are drawn across every bin
   const beforeCells = [];
   for (let i = 0; i < cellCount; i++) beforeCells.push(await pixels(page, '[data-testid="alloc-cell"] canvas.alloc-cell-map', i));
   const beforeMain = await pixels(page, '[data-testid="alloc-main"]');
-  await page.$eval('[data-testid="alloc-grid"]', (g) => g.scrollIntoView({ block: "start" }));
+  // The grid's top just under the page's sticky header.
+  await page.$eval('[data-testid="alloc-grid"]', (g) => {
+    g.scrollIntoView({ block: "start" });
+    window.scrollBy(0, -(document.querySelector("header.top")?.getBoundingClientRect().height ?? 0) - 10);
+  });
   // Views stacked on one time axis: same left edge and width.
   const boxes = await page.$$eval('[data-testid="alloc-cell"] canvas.alloc-cell-map', (cs) => cs.map((c) => c.getBoundingClientRect().toJSON()));
   assert.ok(boxes.every((b) => Math.abs(b.left - boxes[0].left) < 1 && Math.abs(b.width - boxes[0].width) < 1), "time-correlated views are not aligned");
@@ -274,6 +292,9 @@ test("two cushion cursors in the time-correlated grid are drawn across every bin
   const side = await page.$$eval('[data-testid="alloc-cell"] canvas.alloc-cell-map', (cs) => cs.map((c) => c.getBoundingClientRect().toJSON()));
   assert.ok(side.length >= 2 && side[1].left > side[0].left + side[0].width - 1, "address-correlated views are not side by side");
   assert.ok(side.every((b) => Math.abs(b.height - side[0].height) < 1), "bins are not scaled to the same height");
+  // Side by side, each view has its own time axis.
+  const cellAxes = await inked(page, '[data-testid="alloc-cell-axis"]');
+  assert.ok(cellAxes.length === side.length && cellAxes.every(Boolean), `time axes of the address-correlated views: ${cellAxes}`);
   // Figure 8's red bar right of each view: the bin's mean free memory over the window.
   await page.waitForFunction(() => [...document.querySelectorAll('[data-testid="alloc-cell-free"]')].every((b) => b.dataset.free !== undefined));
   const free = await page.$$eval('[data-testid="alloc-cell-free"]', (bars) =>
@@ -305,8 +326,14 @@ test("a pool-allocator replay shows its bins and report; a bad configuration get
   await page.click('[data-testid="alloc-replay"]');
   await page.waitForFunction(() => document.querySelector('[data-testid="alloc-lens"]')?.dataset.pool);
   await settle(page);
-  const rows = await page.$$eval('[data-testid="alloc-replay-report"] tbody tr', (rs) => rs.length);
-  assert.equal(rows, 4);
+  const rows = await page.$$eval('[data-testid="alloc-replay-report"] tbody tr', (rs) => rs.map((r) => r.cells[0].textContent));
+  assert.equal(rows.length, 4);
+  // The replay table, the Bin menu and the grid number the pool bins the same way.
+  const poolBins = await page.$eval('[data-testid="alloc-bin"]', (s) => [...s.options].map((o) => o.textContent).filter((t) => /^bin \d/.test(t)));
+  assert.deepEqual(rows, poolBins.slice(0, 4), "replay table and Bin menu");
+  const captions = await page.$$eval('[data-testid="alloc-cell"] figcaption', (cs) => cs.map((c) => c.textContent.split(" · ")[0]));
+  for (const row of rows) assert.ok(captions.includes(row) || captions.length < rows.length, `grid captions ${captions} lack ${row}`);
+  assert.equal(rows[0].split(" ")[1], "1", "pool bins count from 1");
   const report = await page.textContent('[data-testid="alloc-replay-report"] p');
   assert.match(report, /overflowed their bin/);
   const labels = await page.$$eval('[data-testid="alloc-stacked"] .alloc-stack-label', (ls) => ls.map((l) => l.textContent));
@@ -316,6 +343,98 @@ test("a pool-allocator replay shows its bins and report; a bad configuration get
   await shot(page, "07-replay");
   // The refused configuration's 400 is the only error the console saw.
   assert.deepEqual(page.errors.filter((e) => !e.includes("status of 400")), []);
+  await page.close();
+});
+
+/** True when the canvas `el` has some drawn (non-transparent) pixel in columns [x0, x1). */
+function inked(page, selector, x0 = 0, x1 = Infinity) {
+  return page.$$eval(
+    selector,
+    (canvases, [x0, x1]) =>
+      canvases.map((c) => {
+        const right = Math.min(c.width, x1);
+        if (right <= x0) return false;
+        const data = c.getContext("2d").getImageData(x0, 0, right - x0, c.height).data;
+        for (let i = 3; i < data.length; i += 4) if (data[i] > 0) return true;
+        return false;
+      }),
+    [x0, x1 === Infinity ? 1e9 : x1],
+  );
+}
+
+test("no page wider than the window from 1280 to 2560 px; every chart has labelled axes; every colour scale has a legend", async () => {
+  for (const width of [1280, 1600, 1920, 2560]) {
+    const page = await openPage(browser, url, { width, height: 1000 });
+    await page.click('[data-testid="lens-alloc"]');
+    await page.waitForSelector('[data-testid="alloc-lens"]');
+    await settle(page);
+    const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+    assert.ok(scroll <= inner, `at ${width} px the page is ${scroll} px wide`);
+    // The side panel's legend counts are whole: none cut by its label or the panel.
+    const clipped = await page.$$eval('[data-testid="alloc-legend"] li', (items) =>
+      items
+        .map((li) => {
+          const count = li.querySelector(".count");
+          const panel = li.closest("aside").getBoundingClientRect();
+          const r = count?.getBoundingClientRect();
+          return r && (count.scrollWidth > count.clientWidth + 1 || r.right > panel.right + 0.5) ? li.textContent : null;
+        })
+        .filter(Boolean),
+    );
+    assert.deepEqual(clipped, [], `clipped legend counts at ${width} px`);
+    await shot(page, `width-${width}`);
+    assert.deepEqual(page.errors, []);
+    await page.close();
+  }
+  const page = await openPage(browser, url, { width: 1600, height: 1000 });
+  await page.click('[data-testid="lens-alloc"]');
+  await page.waitForSelector('[data-testid="alloc-lens"]');
+  await settle(page);
+  // Every metric chart: a title, a value axis with tick labels, and a time axis under them.
+  const charts = await page.$$eval('[data-testid="alloc-chart"]', (cs) => cs.map((c) => ({ title: c.querySelector(".alloc-chart-title").textContent, axis: !!c.querySelector("canvas[data-axis]") })));
+  assert.ok(charts.length >= 4, `metric charts: ${charts.length}`);
+  for (const c of charts) assert.ok(c.axis && c.title, `chart without an axis: ${c.title}`);
+  const valueAxes = await inked(page, '[data-testid="alloc-chart"] canvas[data-axis]');
+  assert.ok(valueAxes.every(Boolean), `value axes drawn: ${valueAxes}`);
+  for (const id of ["alloc-bar-axis", "alloc-metrics-time-axis", "alloc-grid-axis", "alloc-stacked-axis"]) {
+    const [drawn] = await inked(page, `[data-testid="${id}"]`);
+    assert.ok(drawn, `${id} is blank`);
+  }
+  // The legends: the map's colours, and the occupancy scale beside every occupancy bar.
+  assert.ok((await page.$$('[data-testid="alloc-legend"] li')).length > 0, "the map's colour legend");
+  for (const id of ["alloc-bar-legend", "alloc-grid-legend", "alloc-stacked-legend"]) {
+    const text = await page.textContent(`[data-testid="${id}"]`);
+    assert.match(text, /Occupancy.*0 %.*100 %/, `${id}: ${text}`);
+  }
+  // The occupancy bar and the occupancy chart agree: one quantity on one colour scale.
+  await page.selectOption('[data-testid="alloc-bar-style"]', "flat");
+  await settle(page);
+  const bar = await pixels(page, '[data-testid="alloc-bar"]');
+  const chart = await pixels(page, 'canvas[data-metric="occupancy"]');
+  assert.equal(bar.width, chart.width);
+  let agree = 0;
+  let compared = 0;
+  for (let x = 20; x < bar.width - 20; x += Math.floor(bar.width / 40)) {
+    const b = px(bar, x, Math.floor(bar.height / 2));
+    const c = px(chart, x, chart.height - 8);
+    if (isWhite(c)) continue;
+    compared++;
+    if (Math.max(...[0, 1, 2].map((i) => Math.abs(b[i] - c[i]))) < 60) agree++;
+  }
+  assert.ok(compared >= 20 && agree >= 0.8 * compared, `the bar agrees with the chart at ${agree} of ${compared} columns`);
+  // The bins by size class: picking one sets the requested-size range and redraws the map.
+  const classes = await page.$eval('[data-testid="alloc-size-class"]', (s) => [...s.options].map((o) => o.textContent));
+  assert.equal(classes.length, 6, `size classes: ${classes}`);
+  assert.ok(classes[1].startsWith("tcache+fast") && classes[5].startsWith("mmap"), `size classes: ${classes}`);
+  const before = await pixels(page, '[data-testid="alloc-main"]');
+  await page.selectOption('[data-testid="alloc-size-class"]', "0");
+  await settle(page);
+  assert.equal(await page.inputValue('[data-testid="alloc-smin"]'), "0");
+  assert.equal(await page.inputValue('[data-testid="alloc-smax"]'), "120");
+  const small = await pixels(page, '[data-testid="alloc-main"]');
+  assert.ok(nonWhiteShare(small) < nonWhiteShare(before), "the size class hides the larger blocks");
+  await shot(page, "08-size-class");
+  assert.deepEqual(page.errors, []);
   await page.close();
 });
 

@@ -6,8 +6,12 @@
 // glyphs (printed, not asserted: the interval between animation frames, which is what
 // the user sees, and the script's share of it). `memlens view` of a reference trace shows the lens
 // on the trace's own references, and a real program recorded with `memlens cache
-// record` (Valgrind) is coloured by the regions it named. Screenshots go to
-// e2e/artifacts/cache-*.png.
+// record` (Valgrind) is coloured by the regions it named. At 1280, 1600 and 2560 px the
+// page is no wider than the window; the rings carry their levels' names, every visual
+// channel has a legend, the miss-rate timeline has axes, the header names the kernel;
+// after Re-simulate the current-reference line speaks of the new position, the
+// temperature's window and weights travel to the server, and a hierarchy the kernel
+// fits in gets a hint with a smaller one. Screenshots go to e2e/artifacts/cache-*.png.
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -196,6 +200,112 @@ test("time-lapse draws pathlines, and a bigger L1 changes the statistics", async
   await page.waitForFunction(() => document.querySelector('[data-testid="cache-editor-error"]').textContent.includes("L1"));
   // The refused request is the only error the browser logged.
   assert.deepEqual(page.errors.filter((e) => !e.includes("status of 400")), []);
+  await page.close();
+});
+
+test("no page wider than the window; rings named; a legend for every channel; axes on the timeline; the header names the kernel", async () => {
+  const url = await serve(["cache", "view", "--no-open"]);
+  for (const width of [1280, 1600, 2560]) {
+    const page = await openPage(browser, url, { width, height: 1000 });
+    await idle(page);
+    await page.waitForFunction(() => window.__memlensCache.snapshot().ringLabels.length > 0);
+    const [scroll, inner] = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+    assert.ok(scroll <= inner, `at ${width} px the page is ${scroll} px wide`);
+    await shot(page, `width-${width}`);
+    await page.close();
+  }
+  const page = await open(url);
+  await page.waitForFunction(() => window.__memlensCache.snapshot().ringLabels.length > 0);
+  const s = await snapshot(page);
+  // Every ring carries its level's name, memory last, and the names are drawn there.
+  assert.deepEqual(s.ringLabels.map((l) => l.name), [...s.levels, "memory"]);
+  for (const label of s.ringLabels) {
+    // The darkest pixel of the label's box is the text's ink.
+    const darkest = await page.evaluate(({ x, y }) => {
+      let least = 765;
+      for (let dx = -10; dx <= 10; dx++) {
+        for (let dy = 2; dy <= 13; dy++) {
+          const [r, g, b] = window.__memlensCache.pixel(x + dx, y + dy);
+          least = Math.min(least, r + g + b);
+        }
+      }
+      return least;
+    }, label);
+    assert.ok(darkest < 3 * 150, `the name ${label.name} is not drawn at (${label.x}, ${label.y}): darkest ${darkest}`);
+  }
+  // The legend of the channels: regions, ghosts, glow, pulses, red flash.
+  const channels = await page.$$eval('[data-testid="cache-channels"] li', (ls) => ls.map((l) => l.dataset.channel));
+  for (const c of ["glyph", "ghost", "glow", "pulse", "flash"]) assert.ok(channels.includes(c), `no legend for ${c}: ${channels}`);
+  assert.ok((await page.$$('[data-testid="cache-legend"] .cl-region')).length > 0, "region legend");
+  // Geometry in words, and the kernel named in the page's header.
+  const title = await page.textContent(".cl-title");
+  assert.match(title, /L1 \d+ sets? × \d+ ways?/);
+  assert.doesNotMatch(title, /\d×\d/);
+  const kernel = title.split(" · ")[0];
+  await page.waitForFunction((k) => document.querySelector("header.top .program")?.textContent === k, kernel);
+  await pick(page, "matmul-blocked");
+  const blocked = (await page.textContent(".cl-title")).split(" · ")[0];
+  await page.waitForFunction((k) => document.querySelector("header.top .program")?.textContent === k, blocked);
+  // The timeline has a miss-rate axis on its left and a reference axis under it.
+  const axes = await page.$eval('[data-testid="cache-timeline"]', (c) => {
+    const g = c.getContext("2d");
+    const dpr = window.devicePixelRatio || 1;
+    const inked = (x, y, w, h) => {
+      const d = g.getImageData(Math.round(x * dpr), Math.round(y * dpr), Math.round(w * dpr), Math.round(h * dpr)).data;
+      for (let i = 3; i < d.length; i += 4) if (d[i] > 0) return true;
+      return false;
+    };
+    return { left: inked(0, 20, 40, c.clientHeight - 50), bottom: inked(60, c.clientHeight - 28, c.clientWidth - 200, 14) };
+  });
+  assert.deepEqual(axes, { left: true, bottom: true }, "timeline axes");
+  await shot(page, "channels");
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test("after Re-simulate the current-reference line speaks of the new position; temperature settings; a trace that fits in L1 gets a hint", async () => {
+  const page = await open(await serve(["cache", "view", "--no-open"]));
+  await jump(page, 1200);
+  for (let i = 0; i < 3; i++) await page.click('[data-testid="cache-step"]');
+  await page.waitForFunction(() => window.__memlensCache.snapshot().position === 1203);
+  await rest(page);
+  assert.equal((await snapshot(page)).currentAt, 1203, "the line follows a step");
+  await page.fill('[data-testid="cache-editor"] tr[data-level="0"] input[data-field="size"]', "2K");
+  await page.fill('[data-testid="cache-editor"] tr[data-level="0"] input[data-field="miss"]', "4");
+  await page.fill('[data-testid="cache-twindow"]', "64");
+  await page.click('[data-testid="cache-apply"]');
+  await page.waitForSelector('[data-testid="cache-lens"][data-levels^="L1:2048:2:64"][data-busy="0"]');
+  let s = await snapshot(page);
+  assert.equal(s.position, 0);
+  assert.equal(s.currentAt, s.position, "after Re-simulate the current-reference line matches the new position");
+  assert.match(await page.textContent('[data-testid="cache-current"]'), /Before the first reference/);
+  assert.equal(s.params.twindow, "64");
+  assert.match(s.params.tweights, /^1:4,1:1$/);
+  assert.equal(await page.inputValue('[data-testid="cache-twindow"]'), "64", "the server's temperature window");
+  assert.equal(await page.inputValue('[data-testid="cache-editor"] tr[data-level="0"] input[data-field="miss"]'), "4");
+  await page.click('[data-testid="cache-step"]');
+  await page.waitForFunction(() => window.__memlensCache.snapshot().position === 1);
+  await rest(page);
+  s = await snapshot(page);
+  assert.equal(s.currentAt, 1);
+  assert.match(await page.textContent('[data-testid="cache-current"]'), /#0 /);
+  // A jump after the Re-simulate: the line says where the playhead is.
+  await jump(page, 500);
+  assert.equal((await snapshot(page)).currentAt, 500);
+  // An L1 larger than the kernel's footprint: nothing is evicted, the lens says so and
+  // offers a smaller hierarchy.
+  assert.equal(await page.textContent('[data-testid="cache-fit-hint"]'), "");
+  await page.fill('[data-testid="cache-editor"] tr[data-level="0"] input[data-field="size"]', "64K");
+  await page.fill('[data-testid="cache-editor"] tr[data-level="1"] input[data-field="size"]', "256K");
+  await page.click('[data-testid="cache-apply"]');
+  await page.waitForSelector('[data-testid="cache-lens"][data-levels^="L1:65536"][data-busy="0"]');
+  assert.match(await page.textContent('[data-testid="cache-fit-hint"]'), /fit in L1/);
+  await shot(page, "fits-in-l1");
+  await page.click('[data-testid="cache-fit-apply"]');
+  await page.waitForFunction(() => !document.querySelector('[data-testid="cache-lens"]').dataset.levels.startsWith("L1:65536"));
+  await idle(page);
+  assert.equal(await page.textContent('[data-testid="cache-fit-hint"]'), "", "the smaller hierarchy evicts");
+  assert.deepEqual(page.errors, []);
   await page.close();
 });
 

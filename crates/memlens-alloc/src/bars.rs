@@ -2,8 +2,10 @@
 //!
 //! A bar's colour in column x is the bin's occupancy averaged exactly over the column's
 //! time span (every block contributes its reserved size × the part of the column it
-//! lives in; a difference array makes it O(blocks + width)), mapped blue (empty) → red
-//! (full). Its luminance shows activity, in one of the paper's styles:
+//! lives in; a difference array makes it O(blocks + width)), over the capacity the
+//! occupancy metric uses at the column's midpoint ([`crate::metrics::capacity_at`]),
+//! mapped blue (empty) → red (full). Its luminance shows activity, in one of the
+//! paper's styles:
 //!
 //! - [`BarStyle::Flat`] (5a): occupancy only;
 //! - [`BarStyle::Outlined`] (5b): black lines at both ends of every no-activity zone (an
@@ -71,11 +73,12 @@ fn occupancy_and_events(
 ) -> (Vec<f64>, Vec<u64>) {
     let (t0, t1) = (time.start_ns as f64, time.end_ns as f64);
     let sx = width as f64 / (t1 - t0);
-    let capacity = match bin {
-        Some(b) => model.bins[b.index()].capacity(),
-        None => model.axis.len(),
-    }
-    .max(1) as f64;
+    // Each column's capacity is the occupancy metric's at the column's midpoint, so the
+    // bar and the occupancy chart agree (a real region grows to its high-water mark).
+    let mids: Vec<u64> = (0..width)
+        .map(|c| (t0 + (c as f64 + 0.5) / sx) as u64)
+        .collect();
+    let capacity = crate::metrics::capacity_at(model, bin, &mids);
     // Full columns through a difference array, partial end columns directly.
     let mut diff = vec![0f64; width + 1];
     let mut direct = vec![0f64; width];
@@ -94,7 +97,7 @@ fn occupancy_and_events(
         if x1 <= x0 {
             continue;
         }
-        let v = b.reserved as f64 / capacity;
+        let v = b.reserved as f64;
         let c0 = x0.floor() as usize;
         let c1 = ((x1.ceil() as usize).max(c0 + 1) - 1).min(width - 1);
         if c0 == c1 {
@@ -112,7 +115,11 @@ fn occupancy_and_events(
     let occ = (0..width)
         .map(|c| {
             run += diff[c];
-            (run + direct[c]).clamp(0.0, 1.0)
+            if capacity[c] == 0 {
+                0.0
+            } else {
+                ((run + direct[c]) / capacity[c] as f64).clamp(0.0, 1.0)
+            }
         })
         .collect();
     events.sort_unstable();

@@ -128,6 +128,7 @@ impl AllocModelBuilder {
         b.sites.push(SiteInfo {
             site: memlens_vocab::Site::default(),
             label: String::new(),
+            stack: Vec::new(),
         });
         b
     }
@@ -176,8 +177,22 @@ impl AllocModelBuilder {
         self.sites.push(SiteInfo {
             site: site.clone(),
             label,
+            stack: Vec::new(),
         });
         id
+    }
+
+    /// Gives site `id` a call path (from the site outwards) when it has none yet: the
+    /// first stack recorded at a site stands for it. The unknown site keeps none.
+    pub fn set_site_stack(&mut self, id: SiteId, stack: Vec<memlens_vocab::Site>) {
+        if id == SiteId::UNKNOWN {
+            return;
+        }
+        if let Some(info) = self.sites.get_mut(id.index())
+            && info.stack.is_empty()
+        {
+            info.stack = stack;
+        }
     }
 
     fn process_of(&mut self, thread: ThreadId) -> Option<ProcessId> {

@@ -94,5 +94,5 @@ pub use raster::{
     Rasterizer, RenderOptions, TILE_SIDE, View, coverage, grid_bounds, overview_serves, render,
     render_from_overview, render_tile, resolve,
 };
-pub use size_class::SizeFilter;
+pub use size_class::{SizeClass, SizeFilter, glibc_size_classes};
 pub use time_range::TimeRange;

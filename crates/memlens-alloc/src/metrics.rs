@@ -136,6 +136,49 @@ fn free_runs(live: &BTreeMap<u64, u64>, start: u64, end: u64, out: &mut FreeRuns
     }
 }
 
+/// The capacity of `bin` (all bins when `None`) at each of `times` (ascending), as the
+/// occupancy metric counts it: a pool bin's or the pool heap's fixed extent, a real
+/// region's high-water extent (its lowest address to the highest block end allocated at
+/// or before that time). The occupancy bars divide by it too, so that a bar and the
+/// occupancy chart show one quantity.
+pub fn capacity_at(model: &AllocModel, bin: Option<BinId>, times: &[u64]) -> Vec<u64> {
+    let mut out = vec![0u64; times.len()];
+    let grows = |b: &Bin| !matches!(b.kind, BinKind::PoolBin { .. } | BinKind::PoolHeap);
+    // One pass over the blocks: (bin, allocation time, end address) of growing regions.
+    let mut ends: Vec<(u32, u64, u64)> = model
+        .blocks
+        .iter()
+        .zip(&model.block_bin)
+        .filter(|(_, b)| bin.is_none_or(|x| x == **b) && grows(&model.bins[b.index()]))
+        .map(|(blk, b)| (b.0, blk.t_alloc, blk.addr + blk.reserved))
+        .collect();
+    ends.sort_unstable();
+    let bins: Vec<&Bin> = match bin {
+        Some(b) => model.bin(b).into_iter().collect(),
+        None => model.bins.iter().collect(),
+    };
+    for b in bins {
+        if !grows(b) {
+            for c in &mut out {
+                *c += b.capacity();
+            }
+            continue;
+        }
+        let from = ends.partition_point(|e| e.0 < b.id.0);
+        let to = ends.partition_point(|e| e.0 <= b.id.0);
+        let mine = &ends[from..to];
+        let (mut top, mut e) = (b.start, 0);
+        for (k, &t) in times.iter().enumerate() {
+            while e < mine.len() && mine[e].1 <= t {
+                top = top.max(mine[e].2);
+                e += 1;
+            }
+            out[k] += top.saturating_sub(b.start);
+        }
+    }
+    out
+}
+
 /// Samples the metrics of `bin` (all bins when `None`) at `samples` intervals of
 /// `window` (the whole run when `None`).
 pub fn metric_series(

@@ -20,6 +20,10 @@ pub struct SiteInfo {
     pub site: memlens_vocab::Site,
     /// The site as text (`function (file:line)`); empty for the unknown site.
     pub label: String,
+    /// A call path that reached the site, from the site outwards (up to `main`): the
+    /// first stack recorded there, since sites that print the same are one site and
+    /// their stacks may differ. Empty when none was given.
+    pub stack: Vec<memlens_vocab::Site>,
 }
 
 /// Odd input the builder repaired.

@@ -94,3 +94,47 @@ fn waste_and_occupancy_of_a_pool_bin() {
     assert_eq!(all.points[0].waste_bytes, 6 + 2);
     assert!(metric_series(&r, Some(BinId(9)), 1, None).is_err());
 }
+
+#[test]
+fn the_occupancy_bar_shows_the_occupancy_metric() {
+    // A region that grows: its capacity is its high-water extent at each instant, for
+    // the metric and for the bar alike, so a flat bar's colour is the metric's.
+    let m = common::model(
+        &[
+            (0, None, 0x5000_1000, 1000, 1),
+            (40, Some(80), 0x5000_1400, 3000, 1),
+            (60, None, 0x5000_2000, 200, 1),
+        ],
+        100,
+    );
+    let width = 10;
+    let window = TimeRange {
+        start_ns: 0,
+        end_ns: 100,
+    };
+    let options = BarOptions {
+        style: BarStyle::Flat,
+        ..BarOptions::default()
+    };
+    let bar = render_occupancy_bar(&m, Some(BinId(0)), window, width, 1, &options).unwrap();
+    let series = metric_series(&m, Some(BinId(0)), width as usize, Some(window)).unwrap();
+    for (x, p) in series.points.iter().enumerate() {
+        // Away from the columns where a block starts or ends, the column average is the
+        // value at its midpoint.
+        if [4, 6, 8].contains(&x) {
+            continue;
+        }
+        let want = colormap_u8(p.occupancy);
+        let got = bar.pixel(x as u32, 0);
+        assert_eq!(
+            &got[..3],
+            &want[..],
+            "column {x}: occupancy {}",
+            p.occupancy
+        );
+    }
+}
+
+fn colormap_u8(v: f64) -> [u8; 3] {
+    memlens_alloc::colormap::to_u8(continuous_color(v as f32))
+}

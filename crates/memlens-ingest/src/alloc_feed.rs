@@ -21,6 +21,9 @@ use rustc_hash::FxHashMap;
 
 use crate::symbols::StackSymbols;
 
+/// The most frames of a site's call path the allocation map keeps (from the site out).
+const SITE_STACK_FRAMES: usize = 24;
+
 /// The per-trace part of feeding the allocation map: its process, clock offset and
 /// site cache.
 pub(crate) struct AllocFeed {
@@ -158,8 +161,15 @@ impl AllocFeed {
         if let Some(&s) = self.sites.get(&stack) {
             return s;
         }
-        let site = match symbols.site(md, stack) {
-            Some(site) => builder.site(&site),
+        // The site is the call path's first frame; the path goes with it (brushing
+        // shows it).
+        let path = symbols.call_path(md, stack, SITE_STACK_FRAMES);
+        let site = match path.first() {
+            Some(first) => {
+                let id = builder.site(first);
+                builder.set_site_stack(id, path);
+                id
+            }
             None => SiteId::UNKNOWN,
         };
         self.sites.insert(stack, site);

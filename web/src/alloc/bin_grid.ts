@@ -12,6 +12,7 @@ import { type AllocBin, type MetricsDoc, barQuery, mapQuery, modelQuery } from "
 import type { AllocContext } from "./context";
 import { ImageStrip } from "./image_strip";
 import { windowParams } from "./occupancy_bar";
+import { TimeAxis } from "./time_axis";
 import { timeAt } from "./viewport";
 
 /** The most bins the grid shows (the largest by block count). */
@@ -30,6 +31,8 @@ interface Cell {
   freeUrl: string;
   width: number;
   height: number;
+  /** Its own time axis (address mode, where the views stand side by side). */
+  axis: TimeAxis | null;
 }
 
 /**
@@ -52,6 +55,8 @@ export class BinGrid {
   private readonly body: HTMLElement;
   private cells: Cell[] = [];
   private layoutKey = "";
+  /** The shared time axis under the time-correlated grid. */
+  private readonly axis: TimeAxis;
 
   /**
    * `width`: room for the address-correlated grid; `timeWidth` and `offset`: the width
@@ -64,7 +69,8 @@ export class BinGrid {
     private readonly offset: number,
   ) {
     this.body = h("div", { class: "alloc-grid-body" });
-    this.el = h("div", { class: "alloc-grid", "data-testid": "alloc-grid" }, this.body);
+    this.axis = new TimeAxis(ctx, timeWidth, offset, "alloc-grid-axis");
+    this.el = h("div", { class: "alloc-grid", "data-testid": "alloc-grid" }, this.body, this.axis.el);
   }
 
   /** The bins shown: the largest by block count, in axis order. */
@@ -93,9 +99,12 @@ export class BinGrid {
     const { state, api } = this.ctx;
     const v = state.view;
     const w = windowParams(v.t0, v.t1);
+    this.axis.el.style.display = mode === "time" ? "" : "none";
+    this.axis.paint();
     for (const c of this.cells) {
       const q = { ...mapQuery(state.draw, [c.bin.id]), ...w, a0: c.bin.axis_start, a1: Math.max(c.bin.axis_end, c.bin.axis_start + 1), w: c.width, h: c.height };
       c.map.update({ url: api.url("tile", q), ...w });
+      c.axis?.paint();
       const bq = { ...modelQuery(state.draw), ...barQuery(state.bar), ...w, bin: c.bin.id, w: c.width, h: 8 };
       c.bar.update({ url: api.url("bar", bq), ...w });
       if (c.free) this.updateFree(c, { ...modelQuery(state.draw), ...w, bin: c.bin.id, samples: FREE_SAMPLES });
@@ -140,7 +149,8 @@ export class BinGrid {
       const mapCanvas = h("canvas", { class: "alloc-cell-map", width: cw, height: ch, "data-bin": bin.id });
       const barCanvas = h("canvas", { class: "alloc-cell-bar", width: cw, height: 8 });
       const free = mode === "address" ? h("div", { class: "alloc-cell-free", "data-testid": "alloc-cell-free", style: `height:${ch}px` }, h("div", {})) : null;
-      const cell: Cell = { bin, map: new ImageStrip(this.ctx, mapCanvas), bar: new ImageStrip(this.ctx, barCanvas), free, freeUrl: "", width: cw, height: ch };
+      const axis = mode === "address" ? new TimeAxis(this.ctx, cw, 0, "alloc-cell-axis") : null;
+      const cell: Cell = { bin, map: new ImageStrip(this.ctx, mapCanvas), bar: new ImageStrip(this.ctx, barCanvas), free, freeUrl: "", width: cw, height: ch, axis };
       for (const canvas of [mapCanvas, barCanvas]) {
         canvas.addEventListener("click", (e) => {
           const r = canvas.getBoundingClientRect();
@@ -150,9 +160,10 @@ export class BinGrid {
       }
       cells.push(cell);
       const title = `${bin.name} · ${bin.blocks.toLocaleString("en-US")} blocks · ${formatBytes(bin.capacity)}`;
-      const style = mode === "time" ? `margin-left:${this.offset}px` : undefined;
+      // By address a cell is as wide as its view and free bar (its caption is cut to fit).
+      const style = mode === "time" ? `margin-left:${this.offset}px` : `width:${cw + 8}px`;
       const map = free ? h("div", { class: "alloc-cell-row" }, mapCanvas, free) : mapCanvas;
-      nodes.push(h("figure", { class: "alloc-cell", "data-testid": "alloc-cell", title, style }, h("figcaption", {}, title), map, barCanvas));
+      nodes.push(h("figure", { class: "alloc-cell", "data-testid": "alloc-cell", title, style }, h("figcaption", {}, title), map, barCanvas, axis?.el ?? ""));
     }
     this.cells = cells;
     this.body.className = `alloc-grid-body mode-${mode}`;

@@ -45,6 +45,9 @@ export class Controls {
   readonly el: HTMLElement;
   private readonly colorBox = h("span", {});
   private readonly binBox = h("span", {});
+  private readonly classBox = h("span", {});
+  private readonly smin: HTMLInputElement;
+  private readonly smax: HTMLInputElement;
   private readonly replayReport = h("div", { class: "alloc-replay-report", "data-testid": "alloc-replay-report" });
   private readonly replayError = h("span", { class: "error", "data-testid": "alloc-replay-error" });
 
@@ -86,6 +89,8 @@ export class Controls {
     const sizes = () => actions.setDraw({ smin: smin.value, smax: smax.value });
     smin.addEventListener("change", sizes);
     smax.addEventListener("change", sizes);
+    this.smin = smin;
+    this.smax = smax;
     const pool = h("input", { type: "text", size: 30, placeholder: "16:512,32:512,64:256,128:128", value: state.draw.pool ?? reportPool ?? "", "data-testid": "alloc-pool" });
     const overflow = select("alloc-overflow", [["first-fit", "heap first-fit"], ["best-fit", "heap best-fit"]], state.draw.overflow, () => undefined);
     const run = h("button", { type: "button", "data-testid": "alloc-replay" }, "Replay");
@@ -113,7 +118,7 @@ export class Controls {
         field("Cursor softness", soft),
         clear,
       ),
-      h("div", { class: "alloc-row" }, field("Bin", this.binBox), field("Requested size", smin, "to", smax), field("Grid of bins", grid), reset),
+      h("div", { class: "alloc-row" }, field("Bin", this.binBox), field("Size class", this.classBox), field("Requested size", smin, "to", smax), field("Grid of bins", grid), reset),
       h("div", { class: "alloc-row" }, field("Pool replay (SIZE:COUNT,…)", pool, overflow), run, real, this.replayError),
       this.replayReport,
     );
@@ -125,7 +130,10 @@ export class Controls {
       this.colorBox,
       select(
         "alloc-color",
-        meta.color_by.map((c) => [c.id, c.available ? c.id : `${c.id} (record with --latency)`, !c.available]),
+        meta.color_by.map((c) => {
+          if (c.id === "thread" && meta.threads.length <= 1) return [c.id, "thread (one thread: one flat colour, so by site)", true];
+          return [c.id, c.available ? c.id : `${c.id} (record with --latency)`, !c.available];
+        }),
         state.draw.color,
         (v) => this.actions.setDraw({ color: v }),
       ),
@@ -134,11 +142,12 @@ export class Controls {
       this.binBox,
       select(
         "alloc-bin",
-        [["all", "all bins"], ...meta.bins.map((b): [string, string] => [String(b.id), `${b.id}: ${b.name}`])],
+        [["all", "all bins"], ...meta.bins.map((b): [string, string] => [String(b.id), b.name])],
         state.draw.bin === null ? "all" : String(state.draw.bin),
         (v) => this.actions.selectBin(v === "all" ? null : Number(v)),
       ),
     );
+    this.refreshClasses(meta, state);
     const r = meta.replay;
     if (!r) {
       replaceChildren(this.replayReport);
@@ -148,7 +157,8 @@ export class Controls {
       h(
         "tr",
         {},
-        h("td", {}, `bin ${i}`),
+        // The engine names pool bins from 1, as the grid and the Bin menu show them.
+        h("td", {}, meta.bins.filter((bin) => bin.kind === "pool")[i]?.name ?? `bin ${i + 1}`),
         h("td", {}, formatBytes(b.block_size)),
         h("td", {}, b.slots.toLocaleString("en-US")),
         h("td", {}, b.served.toLocaleString("en-US")),
@@ -173,5 +183,29 @@ export class Controls {
         h("tbody", {}, ...rows),
       ),
     );
+  }
+
+  /**
+   * The real run's bins by size (glibc's allocation paths, computed by the engine from
+   * the recorded sizes): picking one sets the requested-size range to its sizes.
+   */
+  private refreshClasses(meta: AllocMeta, state: AllocState): void {
+    const classes = meta.size_classes;
+    const current = classes.findIndex((c) => String(c.min) === state.draw.smin.trim() && (c.max === null ? state.draw.smax.trim() === "" : String(c.max) === state.draw.smax.trim()));
+    const none = !state.draw.smin.trim() && !state.draw.smax.trim();
+    const options: [string, string, boolean?][] = [
+      ["all", classes.length ? "all sizes" : "(real run only)"],
+      ...classes.map((c, i): [string, string, boolean] => [String(i), `${c.name} ${c.max === null ? `≥ ${formatBytes(c.min)}` : `${formatBytes(c.min)}–${formatBytes(c.max)}`} (${c.blocks.toLocaleString("en-US")})`, c.blocks === 0]),
+    ];
+    if (!none && current < 0) options.push(["custom", "the sizes typed", true]);
+    const box = select("alloc-size-class", options, none ? "all" : current >= 0 ? String(current) : "custom", (v) => {
+      const c = v === "all" ? null : classes[Number(v)];
+      this.smin.value = c ? String(c.min) : "";
+      this.smax.value = c && c.max !== null ? String(c.max) : "";
+      this.actions.setDraw({ smin: this.smin.value, smax: this.smax.value });
+    });
+    box.disabled = classes.length === 0;
+    box.title = classes.map((c) => `${c.name}: ${c.description}`).join("\n");
+    replaceChildren(this.classBox, box);
   }
 }

@@ -1,12 +1,32 @@
 // The side panel of the allocation map: brushing details of the block under the mouse
 // (size, requested size, allocation and free time, thread, allocating function with
-// file:line, and the function that freed it when the trace has free stacks) and the
-// legend of the current colouring. A report has no brushing, and
-// says so.
+// file:line, and the function that freed it when the trace has free stacks), the call
+// stacks of both sites, and the legend of the current colouring. A report has no
+// brushing, and says so.
 
 import { h, replaceChildren } from "../app/dom";
 import { formatBytes, formatDuration } from "../format";
+import type { Site } from "../generated/vocab";
 import type { AllocMeta, BlockDetails } from "./api";
+
+/** One frame as the stack lists show it: `function (file:line)`, inlined frames marked. */
+function frameText(f: Site): string {
+  const file = f.file.split("/").pop() ?? "";
+  const where = file ? `${file}${f.line ? `:${f.line}` : ""}` : f.module;
+  const name = f.function || `0x${f.address.toString(16)}`;
+  return `${name}${where ? ` (${where})` : ""}${f.inlined ? " [inlined]" : ""}`;
+}
+
+/** A call stack, the site first, each frame whole on hover. */
+function stackList(testid: string, title: string, frames: Site[]): HTMLElement | string {
+  if (frames.length === 0) return "";
+  return h(
+    "div",
+    { class: "alloc-stack-frames", "data-testid": testid },
+    h("h4", {}, title),
+    h("ol", {}, ...frames.map((f) => h("li", { title: `${frameText(f)}${f.file ? `\n${f.file}` : ""}` }, frameText(f)))),
+  );
+}
 
 const CONTINUOUS_HINT: Record<string, [string, string]> = {
   size: ["small", "large requests"],
@@ -59,6 +79,8 @@ export class DetailsPanel {
     replaceChildren(
       this.block,
       h("dl", {}, ...rows.flatMap(([key, label, value]) => [h("dt", {}, label), h("dd", { "data-field": key }, value)])),
+      stackList("alloc-stack-alloc", "Allocated from (a call stack of this site)", b.stack),
+      stackList("alloc-stack-free", "Freed from (a call stack of that site)", b.free_stack),
     );
   }
 
@@ -78,6 +100,10 @@ export class DetailsPanel {
       const [lo, hi] = CONTINUOUS_HINT[color] ?? ["low", "high"];
       body = h("div", { class: "ramp" }, h("div", { class: "ramp-bar" }), h("div", { class: "ramp-labels" }, h("span", {}, lo), h("span", {}, `${hi} (log scale)`)));
     }
-    replaceChildren(this.legend, body);
+    const notes: HTMLElement[] = [];
+    if (color === "site" && meta.threads.length <= 1)
+      notes.push(h("p", { class: "note", "data-testid": "alloc-legend-note" }, "One thread: colouring by thread would paint every block the same, so blocks are coloured by the function that allocated them."));
+    const counted = color === "thread" || color === "site" ? h("p", { class: "note" }, "Numbers: blocks.") : "";
+    replaceChildren(this.legend, ...notes, body, counted, h("p", { class: "note" }, "Shading: each block is a cushion, brightest at its middle, so neighbours stay apart."));
   }
 }

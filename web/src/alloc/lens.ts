@@ -14,7 +14,7 @@ import { type CursorStyle, cursorStyle } from "./cursors";
 import { DetailsPanel } from "./details";
 import { GUTTER, MainView } from "./main_view";
 import { MetricCharts } from "./metric_charts";
-import { OccupancyBar } from "./occupancy_bar";
+import { OccupancyBar, occupancyLegend } from "./occupancy_bar";
 import { StackedBars } from "./stacked_bars";
 import type { Grid } from "./tiles";
 import { type Extent, type Limits, clampExtent, limitsOf, wholeExtent } from "./viewport";
@@ -29,6 +29,16 @@ function gridOf(meta: AllocMeta): Grid {
 
 function limitsFor(meta: AllocMeta): Limits {
   return limitsOf(meta.run.start_ns, meta.run.end_ns, meta.axis_len);
+}
+
+/** True when the run has one thread (colour by thread would be one flat colour). */
+export function singleThreaded(meta: AllocMeta): boolean {
+  return meta.threads.length <= 1;
+}
+
+/** The first colouring: by thread, or by site for a single-threaded run. */
+function defaultColor(meta: AllocMeta): string {
+  return singleThreaded(meta) ? "site" : "thread";
 }
 
 /** Resolves once `el` has a width (its panel is not hidden). */
@@ -73,7 +83,7 @@ export class AllocLens implements AllocContext {
     this.grid = gridOf(meta);
     this.state = {
       view: wholeExtent(this.limits),
-      draw: { color: "thread", alpha: 0.5, cushion: "plateau", bin: null, smin: "", smax: "", pool: null, overflow: "first-fit" },
+      draw: { color: defaultColor(meta), alpha: 0.5, cushion: "plateau", bin: null, smin: "", smax: "", pool: null, overflow: "first-fit" },
       bar: { style: "antialiased", profile: "plateau", alpha: 0.5 },
       softness: 0.35,
       cursors: [],
@@ -81,8 +91,10 @@ export class AllocLens implements AllocContext {
       brushed: null,
     };
     const total = Math.max(1040, el.clientWidth || 1300);
-    const mainCol = total - SIDE_WIDTH - 20;
-    const mainWidth = mainCol - GUTTER - CONTEXT_WIDTH - 10;
+    // The lens's padding (2 × 16), the side panel and the gap before it, the main
+    // column's right padding and border (10 + 2), the gutter, the context view and its
+    // gap (10), and 4 px to spare: the page is never wider than the window.
+    const mainWidth = total - 32 - SIDE_WIDTH - 20 - 12 - GUTTER - 10 - CONTEXT_WIDTH - 4;
     this.main = new MainView(this, mainWidth, MAIN_HEIGHT);
     this.contextView = new ContextView(this, MAIN_HEIGHT);
     this.bar = new OccupancyBar(this, mainWidth);
@@ -118,7 +130,6 @@ export class AllocLens implements AllocContext {
     this.stacked = new StackedBars(this, mainWidth, offset);
     this.status = h("div", { class: "alloc-status", "data-testid": "alloc-status", role: "status" });
     this.notes = h("div", { class: "alloc-notes" });
-    const spacer = () => h("div", { style: `width:${GUTTER}px;flex:none` });
     this.root = h(
       "div",
       { class: "alloc-lens", "data-testid": "alloc-lens" },
@@ -132,13 +143,13 @@ export class AllocLens implements AllocContext {
           "div",
           { class: "alloc-main-col" },
           h("div", { class: "alloc-main-row" }, this.main.el, this.contextView.el),
-          h("div", { class: "alloc-under" }, spacer(), this.bar.el),
-          h("div", { class: "alloc-under" }, spacer(), this.charts.el),
+          h("div", { class: "alloc-under" }, h("div", { class: "alloc-bar-label", style: `width:${GUTTER}px` }, "Occupancy bar"), this.bar.el),
+          this.charts.el,
         ),
         this.details.el,
       ),
-      h("section", { class: "alloc-section" }, h("h3", {}, "Grid of bins"), this.binGrid.el),
-      h("section", { class: "alloc-section" }, h("h3", {}, "Occupancy of every bin"), this.stacked.el),
+      h("section", { class: "alloc-section" }, h("h3", {}, "Grid of bins"), occupancyLegend("alloc-grid-legend"), this.binGrid.el),
+      h("section", { class: "alloc-section" }, h("h3", {}, "Occupancy of every bin"), occupancyLegend("alloc-stacked-legend"), this.stacked.el),
     );
     replaceChildren(el, this.root);
     this.modelChanged();
@@ -203,6 +214,7 @@ export class AllocLens implements AllocContext {
   private setDraw(p: Partial<DrawParams>): void {
     Object.assign(this.state.draw, p);
     if (p.color) this.details.showLegend(this.meta, p.color);
+    if (p.smin !== undefined || p.smax !== undefined) this.controls.refresh(this.meta, this.state);
     this.refreshAll();
   }
 
@@ -239,7 +251,10 @@ export class AllocLens implements AllocContext {
 
   /** Everything that depends on the model (real run or replay). */
   private modelChanged(): void {
-    if (!this.meta.color_by.some((c) => c.id === this.state.draw.color && c.available)) this.state.draw.color = "thread";
+    if (!this.meta.color_by.some((c) => c.id === this.state.draw.color && c.available)) this.state.draw.color = defaultColor(this.meta);
+    // One thread would paint every block the same colour: the allocating site tells
+    // blocks apart, so a single-threaded run is coloured by site (the menu says why).
+    if (this.state.draw.color === "thread" && singleThreaded(this.meta)) this.state.draw.color = "site";
     this.controls.refresh(this.meta, this.state);
     this.details.showLegend(this.meta, this.state.draw.color);
     replaceChildren(this.notes, ...this.meta.notes.map((n) => h("p", {}, n)));

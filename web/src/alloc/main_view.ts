@@ -5,6 +5,7 @@
 // the block under it. A gutter on the left names the bins and the addresses.
 
 import { h } from "../app/dom";
+import { ellipsize } from "../format";
 import { type BlockDetails, mapQuery, queryKey } from "./api";
 import type { AllocContext } from "./context";
 import { drawCursors } from "./cursors";
@@ -42,6 +43,7 @@ export class MainView {
       (m) => ctx.report(m),
     );
     this.canvas.addEventListener("wheel", (e) => this.onWheel(e), { passive: false });
+    this.gutter.addEventListener("mousemove", (e) => this.gutterTitle(e));
     this.canvas.addEventListener("mousedown", (e) => this.onDown(e));
     window.addEventListener("mousemove", (e) => this.onMove(e));
     window.addEventListener("mouseup", (e) => this.onUp(e));
@@ -138,6 +140,10 @@ export class MainView {
     g.clearRect(0, 0, GUTTER, this.height);
     g.font = "11px system-ui, sans-serif";
     g.textBaseline = "middle";
+    // The raw addresses at the top and bottom edges keep their rows; a bin's name goes
+    // at its middle, only where it overlaps neither them nor the name above it.
+    const edge = 14;
+    let lastTop = this.height - edge;
     const bins = this.ctx.meta.bins;
     for (const b of bins) {
       if (b.axis_end <= v.a0 || b.axis_start >= v.a1) continue;
@@ -145,19 +151,28 @@ export class MainView {
       const bottom = Math.min(this.height, yOf(v, this.height, b.axis_start));
       g.fillStyle = b.id % 2 === 0 ? "#e9ecf2" : "#dde2ea";
       g.fillRect(GUTTER - 6, top, 6, Math.max(1, bottom - top));
-      if (bottom - top >= 13) {
+      const mid = (top + bottom) / 2;
+      if (bottom - top >= 13 && mid >= edge + 6 && mid + 6 <= lastTop) {
         g.fillStyle = "#444b5a";
         g.textAlign = "right";
-        const label = fit(g, b.name, GUTTER - 12);
-        g.fillText(label, GUTTER - 10, (top + bottom) / 2);
+        g.fillText(fit(g, b.name, GUTTER - 12), GUTTER - 10, mid);
+        lastTop = mid - 6;
       }
     }
     g.fillStyle = "#6b7385";
     g.textAlign = "left";
     g.textBaseline = "top";
-    g.fillText(rawAddress(this.ctx, v.a1), 2, 1);
+    g.fillText(fit(g, rawAddress(this.ctx, v.a1), GUTTER - 8), 2, 1);
     g.textBaseline = "bottom";
-    g.fillText(rawAddress(this.ctx, v.a0), 2, this.height - 1);
+    g.fillText(fit(g, rawAddress(this.ctx, v.a0), GUTTER - 8), 2, this.height - 1);
+  }
+
+  /** The gutter's tooltip: the full name and range of the bin under the mouse. */
+  private gutterTitle(e: MouseEvent): void {
+    const r = this.gutter.getBoundingClientRect();
+    const a = addressAt(this.ctx.state.view, this.height, e.clientY - r.top);
+    const bin = this.ctx.meta.bins.find((b) => b.axis_start <= a && a < b.axis_end);
+    this.gutter.title = bin ? `${bin.name}: ${bin.start_hex} – ${bin.end_hex}` : "";
   }
 
   private localPoint(e: MouseEvent): { x: number; y: number } {
@@ -238,17 +253,9 @@ export class MainView {
   }
 }
 
-/** `text` cut with an ellipsis to fit `width` pixels. */
+/** `text` cut with an ellipsis to fit `width` pixels (the gutter's title has it whole). */
 export function fit(g: CanvasRenderingContext2D, text: string, width: number): string {
-  if (g.measureText(text).width <= width) return text;
-  let lo = 0;
-  let hi = text.length;
-  while (lo < hi) {
-    const mid = Math.ceil((lo + hi) / 2);
-    if (g.measureText(`${text.slice(0, mid)}…`).width <= width) lo = mid;
-    else hi = mid - 1;
-  }
-  return `${text.slice(0, lo)}…`;
+  return ellipsize(text, width, (s) => g.measureText(s).width);
 }
 
 /** The raw address at axis position `a`, as hex. */

@@ -7,6 +7,7 @@ import { barQuery, modelQuery } from "./api";
 import type { AllocContext } from "./context";
 import { ImageStrip } from "./image_strip";
 import { windowParams } from "./occupancy_bar";
+import { TimeAxis } from "./time_axis";
 import { timeAt } from "./viewport";
 
 const BAR_H = 14;
@@ -17,6 +18,8 @@ const MAX_BARS = 48;
 export class StackedBars {
   readonly el: HTMLElement;
   private readonly labels: HTMLElement;
+  private readonly row: HTMLElement;
+  private readonly axis: TimeAxis;
   private strip: ImageStrip | null = null;
   private canvas: HTMLCanvasElement | null = null;
   private binsKey = "";
@@ -30,7 +33,9 @@ export class StackedBars {
     offset: number,
   ) {
     this.labels = h("div", { class: "alloc-stack-labels", style: `width:${offset - LABEL_GAP}px;margin-right:${LABEL_GAP}px` });
-    this.el = h("div", { class: "alloc-stack", "data-testid": "alloc-stacked" }, this.labels);
+    this.row = h("div", { class: "alloc-stack" }, this.labels);
+    this.axis = new TimeAxis(ctx, width, offset, "alloc-stacked-axis");
+    this.el = h("div", { "data-testid": "alloc-stacked" }, this.row, this.axis.el);
   }
 
   get settled(): boolean {
@@ -55,8 +60,9 @@ export class StackedBars {
       this.canvas = canvas;
       this.strip = new ImageStrip(this.ctx, canvas);
       replaceChildren(this.labels, ...bins.map((b) => h("div", { class: "alloc-stack-label", style: `height:${BAR_H}px;margin-bottom:${GAP}px`, title: b.name }, b.name)));
-      this.el.append(canvas);
+      this.row.append(canvas);
     }
+    this.axis.paint();
     if (!this.strip || this.ids.length === 0) return;
     const { state, api } = this.ctx;
     const win = windowParams(state.view.t0, state.view.t1);

@@ -18,12 +18,14 @@ function sessionQuery(session: SessionParams): Record<string, string> {
   if (session.n !== null) q.n = String(session.n);
   if (session.levels) q.levels = session.levels;
   if (session.inclusion) q.inclusion = session.inclusion;
+  if (session.twindow) q.twindow = session.twindow;
+  if (session.tweights) q.tweights = session.tweights;
   return q;
 }
 
 /** Whether `held` names the session `q` names. */
 function sameSession(held: Record<string, string>, q: Record<string, string>): boolean {
-  return ["source", "n", "levels", "inclusion"].every((k) => held[k] === q[k]);
+  return ["source", "n", "levels", "inclusion", "twindow", "tweights"].every((k) => held[k] === q[k]);
 }
 
 export class CacheApi {

@@ -11,7 +11,7 @@ import type { Source } from "../data/source";
 import { CacheApi } from "./api";
 import type { Batch } from "./columns";
 import { CacheModel, type Effects } from "./model";
-import { HierarchyEditor, Legend, StatsPanel } from "./panels";
+import { HierarchyEditor, Legend, StatsPanel, channelLegend, sizeText } from "./panels";
 import { Scene } from "./scene";
 import { MissTimeline } from "./timeline";
 import type { SessionDoc, SessionParams, SourcesDoc } from "./types";
@@ -89,6 +89,11 @@ export class CacheLens {
   private readonly current = h("div", { class: "cl-current", "data-testid": "cache-current" });
   private readonly error = h("p", { class: "error", "data-testid": "cache-error" });
   private readonly reportNote = h("p", { class: "cl-report-note", "data-testid": "cache-report-note" });
+  private readonly hint = h("div", { class: "cl-hint-box", "data-testid": "cache-fit-hint" });
+  /** The kernel's title while a kernel plays (the header names it), else null. */
+  private kernelTitle: string | null = null;
+  /** The header's own text, restored when the lens is hidden or plays a trace. */
+  private headerProgram: string | null = null;
   private readonly timeline = new MissTimeline((i) => void this.jump(i));
   private readonly legend = new Legend((hidden) => {
     if (this.scene) this.scene.hidden = hidden;
@@ -119,6 +124,7 @@ export class CacheLens {
       ),
       this.reportNote,
       this.error,
+      this.hint,
       h(
         "div",
         { class: "cl-body" },
@@ -141,7 +147,7 @@ export class CacheLens {
           h("div", { class: "cl-scrubber" }, this.scrub, this.positionLabel),
           this.timeline.canvas,
         ),
-        h("div", { class: "cl-side" }, this.legend.el, this.stats.el, this.editor.el),
+        h("div", { class: "cl-side" }, this.legend.el, channelLegend(), this.stats.el, this.editor.el),
       ),
     );
     replaceChildren(el, this.root);
@@ -162,7 +168,7 @@ export class CacheLens {
     });
     this.picker.addEventListener("change", () => {
       const info = this.sources.sources.find((s) => s.id === this.picker.value);
-      void this.loadSession({ source: this.picker.value, n: info?.default_n ?? null, levels: "", inclusion: "" });
+      void this.loadSession({ source: this.picker.value, n: info?.default_n ?? null, levels: "", inclusion: "", twindow: this.params.twindow, tweights: "" });
     });
     this.sizeInput.addEventListener("change", () => {
       const n = Math.round(Number(this.sizeInput.value));
@@ -203,7 +209,7 @@ export class CacheLens {
     try {
       const doc = await this.api.session(params);
       if (generation !== this.generation) return;
-      this.params = { source: doc.source, n: doc.n, levels: levelsOf(doc), inclusion: doc.inclusion };
+      this.params = { source: doc.source, n: doc.n, levels: levelsOf(doc), inclusion: doc.inclusion, twindow: params.twindow ?? "", tweights: params.tweights ?? "" };
       this.session = doc;
       this.model = new CacheModel(
         doc.levels.map((l) => ({ name: l.name, sets: l.sets, ways: l.ways, lineSize: l.line_size })),
@@ -219,8 +225,9 @@ export class CacheLens {
       this.sizeInput.value = doc.n === null ? "" : String(doc.n);
       if (info?.max_n) this.sizeInput.max = String(info.max_n);
       this.title.textContent = `${doc.title} · ${doc.references.toLocaleString("en-US")} references · ${doc.levels
-        .map((l) => `${l.name} ${l.sets}×${l.ways}`)
+        .map((l) => `${l.name} ${l.sets} ${l.sets === 1 ? "set" : "sets"} × ${l.ways} ${l.ways === 1 ? "way" : "ways"}`)
         .join(", ")}`;
+      this.kernelTitle = info?.kernel ? doc.title : null;
       this.playable = this.api.playable(this.params, doc.references);
       this.scrub.max = String(this.playable);
       this.reportNote.textContent = this.api.canSimulate
@@ -228,12 +235,14 @@ export class CacheLens {
         : this.playable < doc.references
           ? `This report plays the first ${this.playable.toLocaleString("en-US")} of these references under this hierarchy; \`memlens view\` plays them all, re-simulates other hierarchies and runs the other kernels.`
           : "This report plays these references under this hierarchy only; `memlens view` re-simulates other hierarchies and runs the other kernels.";
-      this.editor.set(doc.levels, doc.inclusion);
+      this.editor.set(doc.levels, doc.inclusion, doc.temperature);
+      this.showFitHint(doc);
       this.timeline.set(doc);
       this.batches = [];
       this.position = 0;
       this.animating = false;
       this.shownRef = null;
+      this.shownAt = -1;
       this.statsAt = -1;
       this.showPosition();
       this.requestStats();
@@ -264,6 +273,7 @@ export class CacheLens {
       this.scene.temperature = state.temperature;
       this.scene.reset();
       this.shownRef = null;
+      this.shownAt = -1;
       this.statsAt = -1;
       this.showPosition();
       this.requestStats();
@@ -383,6 +393,67 @@ export class CacheLens {
     this.timeline.at(this.position);
     const ref = this.shownRef;
     if (ref && ref.batch.start + ref.i + 1 === this.position) this.showReference(ref.batch, ref.i);
+    else this.showNoReference();
+  }
+
+  /** The current-reference line when no step led here (a new session, a jump). */
+  private showNoReference(): void {
+    const at = this.position;
+    const next = at >= (this.session?.references ?? 0) ? "After the last reference" : at === 0 ? "Before the first reference" : `Before reference #${at.toLocaleString("en-US")}`;
+    replaceChildren(
+      this.current,
+      h("span", { class: "cl-ref-label", "data-testid": "cache-label" }, at === 0 ? "(nothing played yet)" : "(jumped here)"),
+      h("span", { class: "cl-ref-facts" }, `${next}: Play or Step shows each reference.`),
+    );
+    this.current.dataset.position = String(at);
+    this.current.dataset.served = "";
+  }
+
+  /**
+   * When nothing leaves L1 over the whole source (every miss is a first touch, a
+   * compulsory miss), the rings stand still after warm-up: a hint offers a hierarchy a
+   * quarter of the footprint (the lines touched), which the user applies with one click.
+   * A hint, not an automatic change: the hierarchy shown is the one asked for (the
+   * command line's, or the user's), and changing it silently would misreport it.
+   */
+  private showFitHint(doc: SessionDoc): void {
+    const l1 = doc.totals[0];
+    const levels = doc.levels;
+    if (!l1 || l1.evictions > 0 || l1.misses === 0 || !this.api.canSimulate) {
+      replaceChildren(this.hint);
+      return;
+    }
+    const line = levels[0].line_size;
+    const footprint = l1.misses * line;
+    const pow2 = (x: number) => 2 ** Math.floor(Math.log2(Math.max(1, x)));
+    const ways1 = Math.min(levels[0].ways, 4);
+    const l1Size = Math.max(line * ways1, pow2(footprint / 4));
+    const l2Size = Math.max(4 * l1Size, pow2(footprint));
+    const smaller = `L1:${sizeText(l1Size)}:${ways1}:${line}:lru,L2:${sizeText(l2Size)}:8:${line}:lru`;
+    const apply = h("button", { class: "btn tiny", "data-testid": "cache-fit-apply" }, `Try L1 ${sizeText(l1Size)}, L2 ${sizeText(l2Size)}`);
+    apply.addEventListener("click", () => void this.loadSession({ ...this.params, levels: smaller, tweights: "" }));
+    replaceChildren(
+      this.hint,
+      h(
+        "p",
+        {},
+        `All ${doc.references.toLocaleString("en-US")} references fit in ${levels[0].name}: its ${l1.misses.toLocaleString("en-US")} misses are first touches (compulsory) and nothing is evicted, so after warm-up nothing moves. A smaller hierarchy shows the cache at work: `,
+        apply,
+      ),
+    );
+  }
+
+  /** The page's header names the kernel being played while this lens is shown. */
+  private nameInHeader(): void {
+    const program = document.querySelector<HTMLElement>("header.top .program");
+    if (!program) return;
+    if (this.headerProgram === null) this.headerProgram = program.textContent ?? "";
+    const wanted = this.root.offsetParent !== null && this.kernelTitle ? this.kernelTitle : this.headerProgram;
+    if (program.textContent !== wanted) {
+      program.textContent = wanted;
+      program.title = wanted;
+      program.dataset.testid = "run-program";
+    }
   }
 
   private showReference(batch: Batch, i: number): void {
@@ -401,6 +472,7 @@ export class CacheLens {
       ),
     );
     this.current.dataset.served = String(served);
+    this.current.dataset.position = String(batch.start + i + 1);
   }
 
   private requestStats(): void {
@@ -449,6 +521,7 @@ export class CacheLens {
 
   private frame(now: number): void {
     requestAnimationFrame((t) => this.frame(t));
+    this.nameInHeader();
     if (this.root.offsetParent === null || !this.scene || !this.session) return;
     const began = performance.now();
     const dpr = window.devicePixelRatio || 1;
@@ -499,6 +572,10 @@ export class CacheLens {
         factor: this.factor,
         tail: Number(this.tail.value),
         levels: this.session?.levels.map((l) => l.name) ?? [],
+        /** The names written on the rings (cache levels, then memory) and where. */
+        ringLabels: this.scene?.ringLabels() ?? [],
+        /** The position the current-reference line speaks of. */
+        currentAt: Number(this.current.dataset.position ?? -1),
         perRing: this.scene?.last.perRing ?? [],
         occupancy: this.model?.occupancy() ?? [],
         trails: this.scene?.last.trails ?? 0,

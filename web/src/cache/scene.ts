@@ -350,8 +350,37 @@ export class Scene {
       ctx.arc(s.x, s.y, Math.max(1.5, s.r), 0, 2 * Math.PI);
       ctx.fill();
     }
+    this.drawRingLabels(ctx);
     this.last = { perRing, trails: trailCount, flashing: this.flashes.size };
     return this.last;
+  }
+
+  /**
+   * Where each ring's name is written: on the vertical through the CPU, just inside each
+   * cache ring's outer border, and memory's just inside the outermost circle.
+   */
+  ringLabels(): { name: string; x: number; y: number }[] {
+    const L = this.layout;
+    const names = [...this.model.levels.map((l) => l.shape.name), "memory"];
+    return L.rings.map((ring, i) => ({ name: names[i] ?? "", x: L.cx, y: L.cy - ring.outer + 3 }));
+  }
+
+  /** The rings' names on white pills, over the glyphs so that they stay readable. */
+  private drawRingLabels(ctx: CanvasRenderingContext2D): void {
+    ctx.save();
+    ctx.font = "600 11px system-ui, sans-serif";
+    ctx.textAlign = "center";
+    ctx.textBaseline = "top";
+    for (const label of this.ringLabels()) {
+      const w = ctx.measureText(label.name).width + 10;
+      ctx.fillStyle = "rgba(255,255,255,0.88)";
+      ctx.beginPath();
+      ctx.roundRect(label.x - w / 2, label.y, w, 15, 7);
+      ctx.fill();
+      ctx.fillStyle = "#39404d";
+      ctx.fillText(label.name, label.x, label.y + 2);
+    }
+    ctx.restore();
   }
 
   /** The frame's pixel buffer, reallocated when the canvas changes size. */

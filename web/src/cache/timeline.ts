@@ -1,8 +1,16 @@
 // The miss-rate timeline under the rings: one line per cache level over the whole
-// source (the server's buckets), the current position as a cursor; a click or drag
-// scrubs to that reference. The cursor redraws only when it moves by a pixel.
+// source (the server's buckets), with a miss-rate axis (0–100 %) on its left and a
+// reference axis under it, the current position as a cursor; a click or drag scrubs
+// to that reference. The cursor redraws only when it moves by a pixel.
 
+import { drawXAxis, drawYAxis } from "../canvas_axis";
+import { countTicks, percentTicks } from "../format";
 import type { SessionDoc } from "./types";
+
+/** Room for the miss-rate labels left of the plot, and for the reference axis under it. */
+const LEFT = 46;
+const BOTTOM = 30;
+const RIGHT = 8;
 
 const LEVEL_COLORS = ["#d9480f", "#1c7ed6", "#2b8a3e", "#862e9c"];
 
@@ -21,7 +29,7 @@ export class MissTimeline {
     const scrub = (e: PointerEvent) => {
       if (!this.doc) return;
       const rect = this.canvas.getBoundingClientRect();
-      const f = Math.min(1, Math.max(0, (e.clientX - rect.left) / rect.width));
+      const f = Math.min(1, Math.max(0, (e.clientX - rect.left - LEFT) / (rect.width - LEFT - RIGHT)));
       this.onScrub(Math.round(f * this.doc.references));
     };
     this.canvas.addEventListener("pointerdown", (e) => {
@@ -39,8 +47,8 @@ export class MissTimeline {
 
   at(position: number): void {
     this.position = position;
-    const width = this.canvas.clientWidth || 600;
-    const x = Math.round((position / Math.max(1, this.doc?.references ?? 1)) * width * (window.devicePixelRatio || 1));
+    const width = (this.canvas.clientWidth || 600) - LEFT - RIGHT;
+    const x = Math.round((LEFT + (position / Math.max(1, this.doc?.references ?? 1)) * width) * (window.devicePixelRatio || 1));
     if (x !== this.drawnX) this.draw();
   }
 
@@ -55,19 +63,21 @@ export class MissTimeline {
     if (!ctx || !this.doc) return;
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, width, height);
-    const top = 14;
-    const plot = height - top - 4;
-    ctx.strokeStyle = "#e3e6ea";
-    ctx.beginPath();
-    ctx.moveTo(0, top + plot + 0.5);
-    ctx.lineTo(width, top + plot + 0.5);
-    ctx.moveTo(0, top + 0.5);
-    ctx.lineTo(width, top + 0.5);
-    ctx.stroke();
-    ctx.font = "11px system-ui, sans-serif";
-    ctx.textBaseline = "top";
+    const top = 16;
+    const plot = height - top - BOTTOM;
+    const plotWidth = width - LEFT - RIGHT;
+    const yOf = (rate: number) => plot * (1 - rate);
+    drawYAxis(ctx, percentTicks(2), yOf, LEFT, top, plot);
+    const references = this.doc.references;
+    const xOf = (reference: number) => (reference / Math.max(1, references)) * plotWidth;
+    drawXAxis(ctx, countTicks(references, "", Math.max(2, Math.floor(plotWidth / 90))), xOf, LEFT, top + plot, plotWidth);
+    ctx.font = "10.5px system-ui, sans-serif";
+    ctx.fillStyle = "#5d6575";
+    ctx.textAlign = "right";
+    ctx.textBaseline = "bottom";
+    ctx.fillText("references →", width - RIGHT, height);
     const levels = this.doc.timeline.levels;
-    let legendX = 4;
+    let legendX = LEFT + 4;
     levels.forEach((level, i) => {
       const color = LEVEL_COLORS[i % LEVEL_COLORS.length];
       ctx.strokeStyle = color;
@@ -77,25 +87,27 @@ export class MissTimeline {
       let started = false;
       for (let b = 0; b < n; b++) {
         if (level.accesses[b] === 0) continue;
-        const x = ((b + 0.5) / n) * width;
-        const y = top + plot * (1 - level.misses[b] / level.accesses[b]);
+        const x = LEFT + ((b + 0.5) / n) * plotWidth;
+        const y = top + yOf(level.misses[b] / level.accesses[b]);
         if (started) ctx.lineTo(x, y);
         else ctx.moveTo(x, y);
         started = true;
       }
       ctx.stroke();
       ctx.fillStyle = color;
+      ctx.textAlign = "left";
+      ctx.textBaseline = "top";
       const label = `${level.name} miss rate`;
       ctx.fillText(label, legendX, 0);
       legendX += ctx.measureText(label).width + 14;
     });
-    const x = (this.position / Math.max(1, this.doc.references)) * width;
+    const x = LEFT + xOf(this.position);
     this.drawnX = Math.round(x * dpr);
     ctx.strokeStyle = "#222";
     ctx.lineWidth = 1.5;
     ctx.beginPath();
     ctx.moveTo(x, top - 2);
-    ctx.lineTo(x, height);
+    ctx.lineTo(x, top + plot);
     ctx.stroke();
   }
 }

@@ -28,4 +28,8 @@ export interface SessionParams {
   /** `NAME:SIZE:WAYS:LINE:POLICY,…`, or empty for the source's default. */
   levels: string;
   inclusion: string;
+  /** The temperature window (`twindow`), or empty for the engine's standard one. */
+  twindow?: string;
+  /** Per-level `HIT:MISS,…` temperature weights (`tweights`), or empty for the standard ones. */
+  tweights?: string;
 }

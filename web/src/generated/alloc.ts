@@ -152,6 +152,15 @@ export type BlockWire = {
    */
   site: Site,
   /**
+   * A call path that reached its allocation site, from the site outwards (up to
+   * `main`): the first stack recorded at that site. Empty when unknown.
+   */
+  stack: Array<Site>,
+  /**
+   * The same for the site that freed it (traces recorded with `--free-stacks`).
+   */
+  free_stack: Array<Site>,
+  /**
    * The function that freed it (the `free` recorded with `--free-stacks`, or the
    * `realloc` that moved it), or empty when unknown.
    */
@@ -257,6 +266,11 @@ export type MetaWire = {
    * The replay's report, for a pool model.
    */
   replay: ReplayWire | null,
+  /**
+   * The real run's blocks by glibc's allocation path for their requested size (the
+   * bins by size class, beside the bins by address region); empty for a pool model.
+   */
+  size_classes: Array<SizeClassWire>,
 };
 
 /**
@@ -483,6 +497,37 @@ export type SiteWire = {
    * Blocks it allocated.
    */
   blocks: number,
+};
+
+/**
+ * One of glibc's allocation paths as a bin by size: the requested sizes that take it
+ * (`smin=`, `smax=` select it) and the run's blocks there.
+ */
+export type SizeClassWire = {
+  /**
+   * `tcache+fast`, `tcache+small`, `tcache+large`, `large` or `mmap`.
+   */
+  name: string,
+  /**
+   * What glibc does with such a request.
+   */
+  description: string,
+  /**
+   * Smallest requested size, bytes.
+   */
+  min: number,
+  /**
+   * Largest requested size, bytes; none for no limit.
+   */
+  max: number | null,
+  /**
+   * Blocks of the class.
+   */
+  blocks: number,
+  /**
+   * Their reserved bytes.
+   */
+  reserved_bytes: number,
 };
 
 /**

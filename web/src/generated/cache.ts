@@ -190,6 +190,10 @@ export type SessionWire = {
    */
   timeline: TimelineWire,
   /**
+   * How the cache temperature is computed (`twindow`, `tweights`).
+   */
+  temperature: TemperatureWire,
+  /**
    * Statistics per level over the whole source.
    */
   totals: Array<CountsWire>,
@@ -259,6 +263,35 @@ export type StatsWire = {
    * Counters per region.
    */
   regions: Array<RegionStatsWire>,
+};
+
+/**
+ * One level's temperature scores.
+ */
+export type TemperatureWeightsWire = {
+  /**
+   * The score of a hit.
+   */
+  hit: number,
+  /**
+   * The penalty of a miss (subtracted).
+   */
+  miss: number,
+};
+
+/**
+ * The cache temperature's settings: a level's temperature is (hits × hit − misses ×
+ * miss) / window over the last `window` references.
+ */
+export type TemperatureWire = {
+  /**
+   * References averaged over.
+   */
+  window: number,
+  /**
+   * Per level, first level first.
+   */
+  weights: Array<TemperatureWeightsWire>,
 };
 
 /**

@@ -325,6 +325,21 @@ impl AllocLens {
             color_by,
             notes: model.diagnostics().messages(),
             replay: drawn.report.as_ref().map(replay_wire),
+            size_classes: if drawn.pool_spec.is_some() {
+                Vec::new()
+            } else {
+                memlens_alloc::glibc_size_classes(model)
+                    .into_iter()
+                    .map(|c| SizeClassWire {
+                        name: c.name.to_owned(),
+                        description: c.description.to_owned(),
+                        min: c.filter.min,
+                        max: (c.filter.max != u64::MAX).then_some(c.filter.max),
+                        blocks: c.blocks,
+                        reserved_bytes: c.reserved_bytes,
+                    })
+                    .collect()
+            },
         }
     }
 
@@ -491,6 +506,15 @@ fn site_names(model: &AllocModel, id: SiteId) -> (memlens_vocab::Site, String, S
     (site, function, location)
 }
 
+/// The call path the model keeps for site `id` (empty for none).
+fn site_stack(model: &AllocModel, id: SiteId) -> Vec<memlens_vocab::Site> {
+    model
+        .sites()
+        .get(id.index())
+        .map(|s| s.stack.clone())
+        .unwrap_or_default()
+}
+
 fn block_wire(model: &AllocModel, info: &BlockInfo) -> BlockWire {
     let (site, function, location) = site_names(model, info.site);
     let (_, free_function, free_location) = site_names(model, info.free_site);
@@ -519,6 +543,8 @@ fn block_wire(model: &AllocModel, info: &BlockInfo) -> BlockWire {
         process_name: model.processes()[info.process.index()].name.clone(),
         function,
         location,
+        stack: site_stack(model, info.site),
+        free_stack: site_stack(model, info.free_site),
         site,
         free_function,
         free_location,

@@ -38,6 +38,28 @@ pub struct MetaWire {
     pub notes: Vec<String>,
     /// The replay's report, for a pool model.
     pub replay: Option<ReplayWire>,
+    /// The real run's blocks by glibc's allocation path for their requested size (the
+    /// bins by size class, beside the bins by address region); empty for a pool model.
+    pub size_classes: Vec<SizeClassWire>,
+}
+
+/// One of glibc's allocation paths as a bin by size: the requested sizes that take it
+/// (`smin=`, `smax=` select it) and the run's blocks there.
+#[derive(Serialize, TS)]
+#[ts(export_to = "alloc.ts")]
+pub struct SizeClassWire {
+    /// `tcache+fast`, `tcache+small`, `tcache+large`, `large` or `mmap`.
+    pub name: String,
+    /// What glibc does with such a request.
+    pub description: String,
+    /// Smallest requested size, bytes.
+    pub min: u64,
+    /// Largest requested size, bytes; none for no limit.
+    pub max: Option<u64>,
+    /// Blocks of the class.
+    pub blocks: u64,
+    /// Their reserved bytes.
+    pub reserved_bytes: u64,
 }
 
 /// A time range.
@@ -244,6 +266,11 @@ pub struct BlockWire {
     /// The allocation site as the frame policy chose it, structured (function, file,
     /// line, module, address, offset, frame kind).
     pub site: memlens_vocab::Site,
+    /// A call path that reached its allocation site, from the site outwards (up to
+    /// `main`): the first stack recorded at that site. Empty when unknown.
+    pub stack: Vec<memlens_vocab::Site>,
+    /// The same for the site that freed it (traces recorded with `--free-stacks`).
+    pub free_stack: Vec<memlens_vocab::Site>,
     /// The function that freed it (the `free` recorded with `--free-stacks`, or the
     /// `realloc` that moved it), or empty when unknown.
     pub free_function: String,

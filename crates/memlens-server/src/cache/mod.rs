@@ -209,13 +209,18 @@ impl CacheLens {
         let config = q
             .config
             .unwrap_or_else(|| self.default_config_for(&q.source));
-        let key = query::session_key(&q.source, n, &config);
+        let temperature = query::parse_temperature(query, config.levels.len())?;
+        let key = format!(
+            "{}|{}",
+            query::session_key(&q.source, n, &config),
+            query::temperature_key(&temperature)
+        );
         let mut sessions = lock(&self.sessions);
         if let Some(built) = sessions.get(&key) {
             return Ok(Arc::clone(built));
         }
         let source = self.source(&q.source, n)?;
-        let session = Session::build(Arc::clone(&source.references), &config)
+        let session = Session::build(Arc::clone(&source.references), &config, &temperature)
             .map_err(|e| ApiError::bad_request(format!("levels: {e}")))?;
         let built = Arc::new(Built {
             source,
@@ -325,6 +330,18 @@ impl CacheLens {
             regions,
             labels,
             timeline,
+            temperature: TemperatureWire {
+                window: session.temperature.window,
+                weights: session
+                    .temperature
+                    .weights
+                    .iter()
+                    .map(|w| TemperatureWeightsWire {
+                        hit: w.hit,
+                        miss: w.miss,
+                    })
+                    .collect(),
+            },
             totals: config
                 .levels
                 .iter()

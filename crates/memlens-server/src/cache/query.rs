@@ -5,12 +5,17 @@
 //! `source=trace|<kernel id>`, `n=<problem size>` (kernels only),
 //! `levels=NAME:SIZE:WAYS:LINE[:POLICY],…` (first level first; the source's default
 //! hierarchy when absent), `inclusion=inclusive|non-inclusive|exclusive`,
-//! `write=back|through`.
+//! `write=back|through`, and the cache temperature's `twindow=N` (references averaged
+//! over) and `tweights=HIT:MISS,…` (per level, first level first; the engine's
+//! standard ones when absent).
 
 use std::collections::HashMap;
 
 use memlens_cache::spec::parse_level;
-use memlens_cache::{HierarchyConfig, Inclusion, LevelConfig, Replacement, WritePolicy};
+use memlens_cache::{
+    HierarchyConfig, Inclusion, LevelConfig, Replacement, TemperatureConfig, TemperatureWeights,
+    WritePolicy,
+};
 
 use crate::error::ApiError;
 
@@ -94,6 +99,76 @@ fn parse_hierarchy(
     let config = HierarchyConfig::new(levels).with_inclusion(inclusion);
     check_size(&config)?;
     Ok(config)
+}
+
+/// The most references a temperature window may average over.
+pub const MAX_TEMPERATURE_WINDOW: usize = 1 << 20;
+
+/// The temperature settings for `levels` levels: the engine's standard ones, with the
+/// window (`twindow`) and the per-level hit scores and miss penalties (`tweights`,
+/// `HIT:MISS` per level; levels not given keep the standard weights) the query sets.
+pub(crate) fn parse_temperature(
+    query: &HashMap<String, String>,
+    levels: usize,
+) -> Result<TemperatureConfig, ApiError> {
+    let mut config = TemperatureConfig::standard(levels);
+    if let Some(text) = query
+        .get("twindow")
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+    {
+        config.window = text
+            .parse::<usize>()
+            .ok()
+            .filter(|w| (1..=MAX_TEMPERATURE_WINDOW).contains(w))
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "`twindow={text}` must be a number of references from 1 to {MAX_TEMPERATURE_WINDOW}"
+                ))
+            })?;
+    }
+    if let Some(text) = query
+        .get("tweights")
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+    {
+        for (level, pair) in text.split(',').enumerate() {
+            let bad = || {
+                ApiError::bad_request(format!(
+                    "`tweights`: `{pair}` is not HIT:MISS (two numbers from 0 to 100, e.g. 1:2)"
+                ))
+            };
+            let (hit, miss) = pair.trim().split_once(':').ok_or_else(bad)?;
+            let number = |t: &str| {
+                t.trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite() && (0.0..=100.0).contains(v))
+            };
+            let weights = TemperatureWeights {
+                hit: number(hit).ok_or_else(bad)?,
+                miss: number(miss).ok_or_else(bad)?,
+            };
+            if level >= levels {
+                return Err(ApiError::bad_request(format!(
+                    "`tweights` gives {} levels; the hierarchy has {levels}",
+                    text.split(',').count()
+                )));
+            }
+            config.weights[level] = weights;
+        }
+    }
+    Ok(config)
+}
+
+/// The part of a session's key that temperature settings make.
+pub(crate) fn temperature_key(config: &TemperatureConfig) -> String {
+    let weights: Vec<String> = config
+        .weights
+        .iter()
+        .map(|w| format!("{}:{}", w.hit, w.miss))
+        .collect();
+    format!("{}|{}", config.window, weights.join(","))
 }
 
 /// The lens's own limits, on top of what the simulator accepts.
@@ -222,5 +297,31 @@ mod tests {
         let s = SessionQuery::parse(&q(&[]), "trace").unwrap();
         assert_eq!(s.source, "trace");
         assert_eq!(s.config, None);
+    }
+
+    #[test]
+    fn temperature_window_and_weights_are_read_from_the_query() {
+        let standard = parse_temperature(&q(&[]), 2).unwrap();
+        assert_eq!(standard, TemperatureConfig::standard(2));
+        let t = parse_temperature(&q(&[("twindow", "64"), ("tweights", "1:4")]), 2).unwrap();
+        assert_eq!(t.window, 64);
+        assert_eq!(
+            t.weights[0],
+            TemperatureWeights {
+                hit: 1.0,
+                miss: 4.0
+            }
+        );
+        assert_eq!(t.weights[1], TemperatureConfig::standard(2).weights[1]);
+        assert_ne!(temperature_key(&t), temperature_key(&standard));
+        for bad in [
+            ("twindow", "0"),
+            ("twindow", "x"),
+            ("tweights", "1"),
+            ("tweights", "1:-2"),
+            ("tweights", "1:1,1:1,1:1"),
+        ] {
+            assert!(parse_temperature(&q(&[bad]), 2).is_err(), "{bad:?}");
+        }
     }
 }

@@ -90,11 +90,8 @@ pub(crate) struct Session {
     pub timeline: Timeline,
     /// The statistics after the last reference.
     pub totals: Statistics,
-}
-
-/// The temperature settings of the lens: the engine's standard ones.
-pub(crate) fn temperature_config(levels: usize) -> TemperatureConfig {
-    TemperatureConfig::standard(levels)
+    /// How temperature is computed (window and per-level weights).
+    pub temperature: TemperatureConfig,
 }
 
 /// An estimate of one hierarchy's size in memory.
@@ -113,6 +110,7 @@ impl Session {
     pub fn build(
         references: Arc<[Reference]>,
         config: &HierarchyConfig,
+        temperature: &TemperatureConfig,
     ) -> Result<Session, ConfigError> {
         let cache = Hierarchy::new(config)?;
         let levels = cache.level_count();
@@ -132,7 +130,7 @@ impl Session {
         let start = Cursor {
             at: 0,
             cache,
-            temperature: Temperature::new(&temperature_config(levels)),
+            temperature: Temperature::new(temperature),
         };
         let mut cursor = start.clone();
         let mut checkpoints = Vec::with_capacity(n / every + 1);
@@ -161,6 +159,7 @@ impl Session {
             head: start,
             timeline,
             totals,
+            temperature: temperature.clone(),
         })
     }
 
@@ -224,7 +223,12 @@ mod tests {
     #[test]
     fn seeking_anywhere_equals_simulating_from_the_start() {
         let refs = references(20_000);
-        let mut session = Session::build(Arc::clone(&refs), &config()).unwrap();
+        let mut session = Session::build(
+            Arc::clone(&refs),
+            &config(),
+            &TemperatureConfig::standard(2),
+        )
+        .unwrap();
         assert_eq!(session.every, MIN_EVERY);
         for at in [0, 1, 4095, 4096, 12_345, 20_000, 7, 19_999, 5000] {
             let mut cache = Hierarchy::new(&config()).unwrap();
@@ -243,7 +247,12 @@ mod tests {
     #[test]
     fn the_timeline_counts_every_probe_and_miss() {
         let refs = references(10_000);
-        let session = Session::build(Arc::clone(&refs), &config()).unwrap();
+        let session = Session::build(
+            Arc::clone(&refs),
+            &config(),
+            &TemperatureConfig::standard(2),
+        )
+        .unwrap();
         let mut cache = Hierarchy::new(&config()).unwrap();
         cache.run(&refs);
         let stats = cache.statistics();
@@ -256,7 +265,12 @@ mod tests {
 
     #[test]
     fn an_empty_source_has_one_checkpoint() {
-        let mut session = Session::build(Arc::from(Vec::new()), &config()).unwrap();
+        let mut session = Session::build(
+            Arc::from(Vec::new()),
+            &config(),
+            &TemperatureConfig::standard(2),
+        )
+        .unwrap();
         assert_eq!(session.len(), 0);
         assert_eq!(session.seek(10).at, 0);
     }

@@ -3,7 +3,7 @@
 //! | route | document |
 //! |---|---|
 //! | `sources` | `{"default","sources":[{"id","title","kernel","default_n","max_n"}]}` |
-//! | `session` | `{"source","title","n","references","every","inclusion","write","levels":[{"name","size","ways","line_size","sets","policy"}],"regions":[{"id","name","start","len"}],"labels":[…],"totals":[Counts],"timeline":{"bucket","levels":[{"name","accesses":[…],"misses":[…]}]}}` |
+//! | `session` | `{"source","title","n","references","every","inclusion","write","levels":[{"name","size","ways","line_size","sets","policy"}],"temperature":{"window","weights":[{"hit","miss"}]},"regions":[{"id","name","start","len"}],"labels":[…],"totals":[Counts],"timeline":{"bucket","levels":[{"name","accesses":[…],"misses":[…]}]}}` |
 //! | `occupancy` | `{"at","levels":[{"name","lines"}]}` |
 //! | `stats` | `{"at","references","temperature":[…],"levels":[Counts],"regions":[{"id","name","references","levels":[Counts]}]}` |
 
@@ -116,8 +116,31 @@ pub(crate) struct SessionWire {
     pub labels: Vec<String>,
     /// The miss-rate timeline.
     pub timeline: TimelineWire,
+    /// How the cache temperature is computed (`twindow`, `tweights`).
+    pub temperature: TemperatureWire,
     /// Statistics per level over the whole source.
     pub totals: Vec<CountsWire>,
+}
+
+/// The cache temperature's settings: a level's temperature is (hits × hit − misses ×
+/// miss) / window over the last `window` references.
+#[derive(Serialize, TS)]
+#[ts(export_to = "cache.ts")]
+pub(crate) struct TemperatureWire {
+    /// References averaged over.
+    pub window: usize,
+    /// Per level, first level first.
+    pub weights: Vec<TemperatureWeightsWire>,
+}
+
+/// One level's temperature scores.
+#[derive(Serialize, TS)]
+#[ts(export_to = "cache.ts")]
+pub(crate) struct TemperatureWeightsWire {
+    /// The score of a hit.
+    pub hit: f64,
+    /// The penalty of a miss (subtracted).
+    pub miss: f64,
 }
 
 /// `occupancy` per level.

@@ -11,8 +11,11 @@
 # 9-byte records by crates/memlens-cache/examples/cache_bench.rs), timed inside
 # Python around the simulate call only (best of 3): the list building that Python
 # needs first is not counted, which favours pycachesim.
-# Both: 2-level LRU, L1 32 KiB 8-way, L2 256 KiB 8-way, 64-byte lines, write-back,
-# write-allocate, non-inclusive. The hit and miss counts of both are compared.
+# The kernel inside the command: `cache_bench simulation`, the same Simulation
+# (statistics per level and region, windowed miss rates, temperature) over the same
+# matmul stream generated in memory, so without reading or decoding (best of 5).
+# All: 2-level LRU, L1 32 KiB 8-way, L2 256 KiB 8-way, 64-byte lines, write-back,
+# write-allocate, non-inclusive. The hit and miss counts are compared.
 #
 # Usage: bench/cache/run.sh [N]. Needs hyperfine (else /usr/bin/time) and, for the
 # ratio, python3 with pycachesim (`pip install pycachesim`). ENGINE=1 also runs the
@@ -46,12 +49,26 @@ if command -v hyperfine >/dev/null; then
     hyperfine --warmup 1 --runs 5 --export-json "$out/hyperfine.json" "$cmd >/dev/null"
     secs=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['results'][0]['mean'])" \
         "$out/hyperfine.json")
+    cpu_secs=$(python3 -c "import json,sys; r = json.load(open(sys.argv[1]))['results'][0]; \
+print(r['user'] + r['system'])" "$out/hyperfine.json")
 else
     start=$(date +%s.%N)
     for _ in 1 2 3; do $cmd >/dev/null; done
     secs=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print (b - a) / 3 }')
+    cpu_secs=$secs
 fi
 memlens_rate=$(awk -v r="$refs" -v s="$secs" 'BEGIN { printf "%.1f", r / s / 1e6 }')
+# Per CPU-second too: on a shared machine the wall time also counts waiting for a core.
+memlens_cpu_rate=$(awk -v r="$refs" -v s="$cpu_secs" 'BEGIN { printf "%.1f", r / s / 1e6 }')
+
+kernel_rate=""
+if [ "$n" = 256 ]; then
+    echo "== the kernel: Simulation::access_all on the same references, in memory"
+    "$bench" simulation | tee "$out/simulation.txt"
+    kernel_rate=$(awk '$1 == "simulation_refs_per_s" { printf "%.1f", $2 / 1e6 }' "$out/simulation.txt")
+    kernel_cpu_rate=$(awk '$1 == "simulation_refs_per_cpu_s" { printf "%.1f", $2 / 1e6 }' \
+        "$out/simulation.txt")
+fi
 
 py_rate=""
 if [ "$n" != 256 ]; then
@@ -60,6 +77,8 @@ elif python3 -c "import cachesim" 2>/dev/null; then
     echo "== pycachesim bulk loadstore (same references and configuration, in-process)"
     python3 bench/cache/pycachesim_bench.py "$trace" --once | tee "$out/pycachesim.txt"
     py_rate=$(awk '$1 == "pycachesim_refs_per_s" { printf "%.1f", $2 / 1e6 }' "$out/pycachesim.txt")
+    py_cpu_rate=$(awk '$1 == "pycachesim_refs_per_cpu_s" { printf "%.1f", $2 / 1e6 }' \
+        "$out/pycachesim.txt")
 else
     echo "== pycachesim is not installed (pip install pycachesim): no ratio"
 fi
@@ -69,12 +88,19 @@ if [ "${ENGINE:-0}" = 1 ] && [ "$n" = 256 ]; then
     "$bench" run "$trace" | tee "$out/engine.txt"
 fi
 
-echo "== results"
-echo "memlens cache simulate --json, whole command: $memlens_rate M refs/s ($secs s)   (target >= 150)"
+echo "== results (M refs/s: wall, and per CPU-second)"
+echo "memlens cache simulate --json, whole command: $memlens_rate, $memlens_cpu_rate per CPU-s ($secs s)   (target >= 150)"
+if [ -n "$kernel_rate" ]; then
+    echo "memlens kernel (Simulation, no decoding):     $kernel_rate, $kernel_cpu_rate per CPU-s"
+fi
 if [ -n "$py_rate" ]; then
-    echo "pycachesim bulk loadstore, simulate call:     $py_rate M refs/s"
-    awk -v a="$memlens_rate" -v b="$py_rate" \
-        'BEGIN { printf "memlens / pycachesim:                         %.2f\n", a / b }'
+    echo "pycachesim bulk loadstore, simulate call:     $py_rate, $py_cpu_rate per CPU-s"
+    awk -v a="$memlens_rate" -v b="$py_rate" -v c="$memlens_cpu_rate" -v d="$py_cpu_rate" \
+        'BEGIN { printf "memlens / pycachesim, whole command:          %.2f (per CPU-s %.2f)\n", a / b, c / d }'
+    if [ -n "$kernel_rate" ]; then
+        awk -v a="$kernel_rate" -v b="$py_rate" -v c="$kernel_cpu_rate" -v d="$py_cpu_rate" \
+            'BEGIN { printf "memlens kernel / pycachesim:                  %.2f (per CPU-s %.2f)\n", a / b, c / d }'
+    fi
     python3 - "$out/memlens.json" "$out/pycachesim.txt" <<'EOF'
 import json, sys
 levels = json.load(open(sys.argv[1]))["levels"]

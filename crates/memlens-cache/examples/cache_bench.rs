@@ -13,6 +13,11 @@
 //! `key value` lines for the script to read.
 //!
 //! `cache_bench stats FILE` runs (a) once, for whole-process timing with hyperfine.
+//!
+//! `cache_bench simulation` measures the kernel of `memlens cache simulate`: the
+//! [`Simulation`] (statistics per level and region, outcome codes for the windowed
+//! miss rates and temperature, window 1000) over the whole 256×256 matmul stream
+//! with its regions and labels, generated in memory (no decoding), then the summary.
 
 use std::fs;
 use std::io::Write;
@@ -22,7 +27,7 @@ use memlens_cache::import::{LackeyOptions, LackeyReader};
 use memlens_cache::kernels::{Kernel, KernelParams};
 use memlens_cache::{
     AccessKind, Event, EventBuffer, EventSink, Hierarchy, HierarchyConfig, LevelConfig, Outcome,
-    Reference, Temperature, TemperatureConfig,
+    Reference, Simulation, Temperature, TemperatureConfig,
 };
 
 fn hierarchy() -> Hierarchy {
@@ -33,8 +38,8 @@ fn hierarchy() -> Hierarchy {
     .expect("the benchmark hierarchy is valid")
 }
 
-fn write_trace(path: &str, count: usize) -> std::io::Result<()> {
-    let kernel = Kernel::new(
+fn matmul() -> std::io::Result<Kernel> {
+    Kernel::new(
         "matmul",
         Some("standard"),
         KernelParams {
@@ -42,7 +47,29 @@ fn write_trace(path: &str, count: usize) -> std::io::Result<()> {
             ..KernelParams::default()
         },
     )
-    .map_err(|e| std::io::Error::other(e.to_string()))?;
+    .map_err(|e| std::io::Error::other(e.to_string()))
+}
+
+fn simulation() -> std::io::Result<()> {
+    let references = matmul()?.references();
+    let n = references.len() as f64;
+    let config = HierarchyConfig::new(vec![
+        LevelConfig::new("L1", 32 * 1024, 8, 64),
+        LevelConfig::new("L2", 256 * 1024, 8, 64),
+    ]);
+    let mut l1_misses = 0;
+    let (wall, cpu) = best_rates(5, n, || {
+        let mut simulation = Simulation::new(&config, 1000).expect("a valid hierarchy");
+        simulation.access_all(&references);
+        l1_misses = simulation.summary().levels[0].activity.counters.misses();
+    });
+    println!("references {}\nl1_misses {l1_misses}", references.len());
+    println!("simulation_refs_per_s {wall:.0}\nsimulation_refs_per_cpu_s {cpu:.0}");
+    Ok(())
+}
+
+fn write_trace(path: &str, count: usize) -> std::io::Result<()> {
+    let kernel = matmul()?;
     let mut bytes = Vec::with_capacity(count * 9);
     let mut written = 0;
     kernel.generate(|r| {
@@ -247,6 +274,7 @@ fn main() -> std::process::ExitCode {
             write_trace(path, count)
         }
         (Some("run"), Some(path)) => run(path),
+        (Some("simulation"), _) => simulation(),
         (Some("stats"), Some(path)) => read_trace(path).map(|trace| {
             let mut cache = hierarchy();
             let start = Instant::now();
@@ -257,7 +285,9 @@ fn main() -> std::process::ExitCode {
             );
         }),
         _ => {
-            eprintln!("usage: cache_bench write-trace FILE [REFS] | run FILE | stats FILE");
+            eprintln!(
+                "usage: cache_bench write-trace FILE [REFS] | run FILE | stats FILE | simulation"
+            );
             return std::process::ExitCode::from(2);
         }
     };

@@ -230,24 +230,34 @@ impl Hierarchy {
             .levels
             .iter()
             .all(|l| l.geometry.sets.is_power_of_two());
+        // Eight ways everywhere (the CLI's default hierarchy) makes the way count a
+        // constant: shifts instead of multiplies, and scans of a known length.
+        let eight = pow2 && self.levels.iter().all(|l| l.geometry.ways == 8);
         let (r, w) = (references, write_backs);
-        match (self.levels.len(), pow2, codes.is_empty()) {
-            (1, true, true) => self.fast_batch_of::<1, true, false>(r, codes, w),
-            (2, true, true) => self.fast_batch_of::<2, true, false>(r, codes, w),
-            (3, true, true) => self.fast_batch_of::<3, true, false>(r, codes, w),
-            (_, true, true) => self.fast_batch_of::<0, true, false>(r, codes, w),
-            (_, false, true) => self.fast_batch_of::<0, false, false>(r, codes, w),
-            (1, true, false) => self.fast_batch_of::<1, true, true>(r, codes, w),
-            (2, true, false) => self.fast_batch_of::<2, true, true>(r, codes, w),
-            (3, true, false) => self.fast_batch_of::<3, true, true>(r, codes, w),
-            (_, true, false) => self.fast_batch_of::<0, true, true>(r, codes, w),
-            (_, false, false) => self.fast_batch_of::<0, false, true>(r, codes, w),
+        match (self.levels.len(), pow2, eight, codes.is_empty()) {
+            (1, true, true, true) => self.fast_batch_of::<1, true, 8, false>(r, codes, w),
+            (2, true, true, true) => self.fast_batch_of::<2, true, 8, false>(r, codes, w),
+            (3, true, true, true) => self.fast_batch_of::<3, true, 8, false>(r, codes, w),
+            (1, true, _, true) => self.fast_batch_of::<1, true, 0, false>(r, codes, w),
+            (2, true, _, true) => self.fast_batch_of::<2, true, 0, false>(r, codes, w),
+            (3, true, _, true) => self.fast_batch_of::<3, true, 0, false>(r, codes, w),
+            (_, true, _, true) => self.fast_batch_of::<0, true, 0, false>(r, codes, w),
+            (_, false, _, true) => self.fast_batch_of::<0, false, 0, false>(r, codes, w),
+            (1, true, true, false) => self.fast_batch_of::<1, true, 8, true>(r, codes, w),
+            (2, true, true, false) => self.fast_batch_of::<2, true, 8, true>(r, codes, w),
+            (3, true, true, false) => self.fast_batch_of::<3, true, 8, true>(r, codes, w),
+            (1, true, _, false) => self.fast_batch_of::<1, true, 0, true>(r, codes, w),
+            (2, true, _, false) => self.fast_batch_of::<2, true, 0, true>(r, codes, w),
+            (3, true, _, false) => self.fast_batch_of::<3, true, 0, true>(r, codes, w),
+            (_, true, _, false) => self.fast_batch_of::<0, true, 0, true>(r, codes, w),
+            (_, false, _, false) => self.fast_batch_of::<0, false, 0, true>(r, codes, w),
         }
     }
 
     /// [`Hierarchy::fast_batch`] for `LEVELS` levels (0: any number), all with a
-    /// power-of-two number of sets when `POW2`, storing outcome codes when `KEEP`.
-    fn fast_batch_of<const LEVELS: usize, const POW2: bool, const KEEP: bool>(
+    /// power-of-two number of sets when `POW2` and with `WAYS` ways (0: any number),
+    /// storing outcome codes when `KEEP`.
+    fn fast_batch_of<const LEVELS: usize, const POW2: bool, const WAYS: usize, const KEEP: bool>(
         &mut self,
         references: &[Reference],
         codes: &mut [u32],
@@ -274,6 +284,10 @@ impl Hierarchy {
             geometry[i] = level.geometry;
             parts[i] = level.lean_parts();
         }
+        let ways_of = |g: &Geometry| if WAYS == 0 { g.ways as usize } else { WAYS };
+        // Whether this reference pushed write-backs (kept in a register rather than
+        // read back from the vector after every reference).
+        let mut wrote_back = false;
         let stats = &mut self.stats;
         let set_of = |g: &Geometry, line: u64| {
             if POW2 {
@@ -299,7 +313,7 @@ impl Hierarchy {
                 let (g, Some(p)) = (&geometry[i], parts[i].as_mut()) else {
                     unreachable!("the fast path is only enabled for lean levels")
                 };
-                let ways = g.ways as usize;
+                let ways = ways_of(g);
                 let line = g.line_of(addr);
                 let set = set_of(g, line);
                 // The same lookup as `fast_line`, written out here: a shared
@@ -326,7 +340,7 @@ impl Hierarchy {
                 let (g, Some(p)) = (&geometry[j], parts[j].as_mut()) else {
                     unreachable!("the fast path is only enabled for lean levels")
                 };
-                let ways = g.ways as usize;
+                let ways = ways_of(g);
                 let line = g.line_of(addr);
                 let set = set_of(g, line);
                 let queue = p.queues[set];
@@ -341,6 +355,7 @@ impl Hierarchy {
                     stats.at(old_owner, j).write_backs += 1;
                     if j + 1 < count {
                         write_backs.push((j + 1, g.line_addr(old_tag >> 1), old_owner));
+                        wrote_back = true;
                     }
                 }
             }
@@ -349,13 +364,13 @@ impl Hierarchy {
             {
                 let g = &geometry[0];
                 let set = set_of(g, g.line_of(addr));
-                p.tags[set * g.ways as usize + first_way] |= 1;
+                p.tags[set * ways_of(g) + first_way] |= 1;
             }
             stats.record_single(region, demand == Demand::Write, served);
             if KEEP {
                 codes[index] = served_code[served];
             }
-            if !write_backs.is_empty() {
+            if wrote_back {
                 return (index + 1, false);
             }
         }

@@ -32,7 +32,8 @@ pub(crate) struct OrderQueues {
 /// Returns a mask of the nibbles below position `p` (`p <= 16`), without branches.
 #[inline(always)]
 fn low_nibbles(p: usize) -> u64 {
-    ((1u128 << (4 * (p & 31))) - 1) as u64
+    // A shift by 64 (p = 16) gives None, and 0 - 1 is all nibbles.
+    1u64.checked_shl(4 * p as u32).unwrap_or(0).wrapping_sub(1)
 }
 
 impl OrderQueues {

@@ -132,14 +132,13 @@ impl RecentOutcomes {
     /// Records a batch: `codes[i]` is the outcome code of `references[i]`.
     pub(crate) fn record(&mut self, references: &[Reference], codes: &[u32]) {
         self.all.extend(codes);
-        let mut top = 0;
+        // Count each region's references (one pass), keep at most N of them.
         for reference in references {
-            top = top.max(reference.region.0);
-        }
-        self.ensure_region(RegionId(top));
-        // Count each region's references, keep at most N of them.
-        for reference in references {
-            self.pending[reference.region.index()] += 1;
+            let region = reference.region;
+            if region.index() >= self.pending.len() {
+                self.ensure_region(region);
+            }
+            self.pending[region.index()] += 1;
         }
         let mut left = 0;
         for (region, pending) in self.pending.iter_mut().enumerate() {

@@ -11,7 +11,7 @@ use memlens_cache::{
 };
 use memlens_trace::{
     Damage, RefBatch, RefItem, RefKind, RefRecord, ReferenceWriter, TraceFile, TraceWriter,
-    read_reference_batches, read_references,
+    read_reference_batches_as, read_references,
 };
 
 /// The simulator's access kind of a trace reference kind.
@@ -103,18 +103,14 @@ pub fn read_all(trace: &TraceFile, limit: usize) -> TraceReferences {
 /// counted), a decoded block at a time, which the simulation takes in one tight loop;
 /// returns the damaged chunks, which are skipped.
 pub fn simulate(trace: &TraceFile, simulation: &mut Simulation) -> Vec<Damage> {
-    let mut batch: Vec<Reference> = Vec::new();
-    read_reference_batches(trace, &mut |item| match item {
+    let convert = |r: RefRecord| reference(&r);
+    read_reference_batches_as(trace, convert, &mut |item| match item {
         RefBatch::Item(RefItem::Region { id, name, .. }) => {
             simulation.name_region(RegionId(id), name)
         }
         RefBatch::Item(RefItem::Label { .. }) => simulation.count_label(),
         RefBatch::Item(RefItem::Reference(r)) => simulation.access_all(&[reference(&r)]),
-        RefBatch::References(refs) => {
-            batch.clear();
-            batch.extend(refs.iter().map(reference));
-            simulation.access_all(&batch);
-        }
+        RefBatch::References(refs) => simulation.access_all(refs),
     })
 }
 

@@ -46,6 +46,7 @@ pub use record::{
     StackId, TimeNs, Totals, Unmapping,
 };
 pub use refs::{
-    RefBatch, RefItem, RefKind, RefRecord, ReferenceWriter, read_reference_batches, read_references,
+    RefBatch, RefItem, RefKind, RefRecord, ReferenceWriter, read_reference_batches,
+    read_reference_batches_as, read_references,
 };
 pub use writer::TraceWriter;

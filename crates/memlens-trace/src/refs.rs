@@ -142,9 +142,15 @@ impl Prediction {
 fn state(table: &mut Vec<Prediction>, label: u16) -> &mut Prediction {
     let i = usize::from(label);
     if table.len() <= i {
-        table.resize(i + 1, Prediction::default());
+        grow(table, label);
     }
     &mut table[i]
+}
+
+/// Makes room in a prediction table for `label` (rare: once per new label).
+#[cold]
+fn grow(table: &mut Vec<Prediction>, label: u16) {
+    table.resize(usize::from(label) + 1, Prediction::default());
 }
 
 /// Encodes one block of references (the body of a `0x92` record).
@@ -198,29 +204,34 @@ fn decode_block_with(body: &[u8], mut emit: impl FnMut(RefRecord)) -> Result<(),
     if count > MAX_BLOCK_REFERENCES {
         return Err("the block claims too many references");
     }
-    fn column<'a>(cur: &mut Cursor<'a>) -> Result<Cursor<'a>, &'static str> {
+    fn column<'a>(cur: &mut Cursor<'a>) -> Result<&'a [u8], &'static str> {
         let len = cur.u64().ok_or("a column length is truncated")?;
         let len = usize::try_from(len).map_err(|_| "a column length is impossible")?;
-        cur.bytes(len)
-            .map(Cursor::new)
-            .ok_or("a column is truncated")
+        cur.bytes(len).ok_or("a column is truncated")
     }
-    let mut ops = column(&mut cur)?;
-    let mut labels = column(&mut cur)?;
-    let mut deltas = column(&mut cur)?;
-    let mut extras = column(&mut cur)?;
-    let mut table = Vec::new();
+    let ops = column(&mut cur)?;
+    let mut labels = Cursor::new(column(&mut cur)?);
+    let mut deltas = Cursor::new(column(&mut cur)?);
+    let mut extras = Cursor::new(column(&mut cur)?);
+    let count = count as usize; // At most MAX_BLOCK_REFERENCES.
+    // The prediction state per label, grown only when a new label comes (label 0's
+    // is there from the start), so the lookup per reference is a plain index.
+    let mut table = vec![Prediction::default()];
     let mut label = 0u16;
-    for _ in 0..count {
-        let op = ops.u8().ok_or("the ops column is short")?;
+    for &op in &ops[..count.min(ops.len())] {
         if op >> 5 != 0 {
             return Err("an op byte has unknown bits set");
         }
         if op & (1 << 2) != 0 {
             label = u16::try_from(labels.u64().ok_or("the labels column is short")?)
                 .map_err(|_| "a label id is too large")?;
+            if usize::from(label) >= table.len() {
+                grow(&mut table, label);
+            }
         }
-        let p = state(&mut table, label);
+        let Some(p) = table.get_mut(usize::from(label)) else {
+            unreachable!("the table grows with every new label")
+        };
         if op & (1 << 3) != 0 {
             p.size = u16::try_from(extras.u64().ok_or("the extras column is short")?)
                 .map_err(|_| "a size is too large")?;
@@ -240,6 +251,9 @@ fn decode_block_with(body: &[u8], mut emit: impl FnMut(RefRecord)) -> Result<(),
             label,
         });
     }
+    if ops.len() < count {
+        return Err("the ops column is short");
+    }
     Ok(())
 }
 
@@ -258,13 +272,14 @@ pub fn decode_payload(
 }
 
 /// What [`read_reference_batches`] delivers: a region or label, or the references
-/// of one block (up to [`BLOCK_REFERENCES`]) at once.
+/// of one block (up to [`BLOCK_REFERENCES`]) at once, as [`RefRecord`]s or, through
+/// [`read_reference_batches_as`], already converted to the consumer's own type.
 #[derive(Debug)]
-pub enum RefBatch<'a> {
+pub enum RefBatch<'a, T = RefRecord> {
     /// A region or a label ([`RefItem::Reference`] never comes this way).
     Item(RefItem),
     /// The references of one block, in order.
-    References(&'a [RefRecord]),
+    References(&'a [T]),
 }
 
 /// [`decode_payload`] delivering each block's references as one slice, decoded into
@@ -273,6 +288,18 @@ pub fn decode_payload_batches(
     payload: &[u8],
     block: &mut Vec<RefRecord>,
     emit: &mut dyn FnMut(RefBatch<'_>),
+) -> Result<(), (usize, &'static str)> {
+    decode_payload_batches_as(payload, block, |r| r, emit)
+}
+
+/// [`decode_payload_batches`] converting each reference with `convert` as it is
+/// decoded, so a consumer with its own reference type gets its slices without a
+/// second pass over the block.
+pub fn decode_payload_batches_as<T>(
+    payload: &[u8],
+    block: &mut Vec<T>,
+    convert: impl Fn(RefRecord) -> T,
+    emit: &mut dyn FnMut(RefBatch<'_, T>),
 ) -> Result<(), (usize, &'static str)> {
     let mut cur = Cursor::new(payload);
     while !cur.is_empty() {
@@ -306,7 +333,21 @@ pub fn decode_payload_batches(
             },
             ref_tag::BLOCK => {
                 block.clear();
-                let decoded = decode_block_with(body, |r| block.push(r));
+                // Room for the whole block (as many references as it claims, capped
+                // as the decoder caps it), written in place: a push per reference
+                // would store the length back to memory every time.
+                let claimed = Cursor::new(body).u64().unwrap_or(0);
+                block.reserve(claimed.min(MAX_BLOCK_REFERENCES) as usize);
+                let (spare, mut written) = (block.spare_capacity_mut(), 0);
+                let decoded = decode_block_with(body, |r| {
+                    if let Some(slot) = spare.get_mut(written) {
+                        slot.write(convert(r));
+                        written += 1;
+                    }
+                });
+                // SAFETY: the first `written` slots of the spare capacity were
+                // initialised just above, in order.
+                unsafe { block.set_len(written) };
                 // The references before a malformed one are delivered too.
                 emit(RefBatch::References(block));
                 decoded.map_err(|reason| (at, reason))?;
@@ -432,6 +473,16 @@ pub fn read_reference_batches(
     trace: &TraceFile,
     emit: &mut dyn FnMut(RefBatch<'_>),
 ) -> Vec<Damage> {
+    read_reference_batches_as(trace, |r| r, emit)
+}
+
+/// [`read_reference_batches`] delivering references converted by `convert` (see
+/// [`decode_payload_batches_as`]).
+pub fn read_reference_batches_as<T>(
+    trace: &TraceFile,
+    convert: impl Fn(RefRecord) -> T + Copy,
+    emit: &mut dyn FnMut(RefBatch<'_, T>),
+) -> Vec<Damage> {
     let mut block = Vec::with_capacity(BLOCK_REFERENCES);
     let mut damage: Vec<Damage> = trace.index_damage().to_vec();
     let (mut scratch, mut payload) = (Vec::new(), Vec::new());
@@ -443,7 +494,7 @@ pub fn read_reference_batches(
             damage.push(d);
             continue;
         }
-        if let Err((at, reason)) = decode_payload_batches(&payload, &mut block, emit) {
+        if let Err((at, reason)) = decode_payload_batches_as(&payload, &mut block, convert, emit) {
             damage.push(Damage {
                 offset: chunk.offset,
                 reason: format!("{reason} at payload offset {at} of the reference chunk"),
@@ -577,6 +628,42 @@ mod tests {
             per_reference < 1.0,
             "{per_reference:.3} bytes per reference"
         );
+    }
+
+    #[test]
+    fn a_short_ops_column_delivers_the_references_before_it_then_fails() {
+        let refs = streaming_kernel(4);
+        let mut body = Vec::new();
+        encode_block(&refs, &mut body);
+        // Claim one reference more than the columns hold.
+        let mut cur = Cursor::new(&body);
+        let count = cur.u64().unwrap();
+        let mut claimed = Vec::new();
+        put_u64(&mut claimed, count + 1);
+        claimed.extend_from_slice(&body[cur.position()..]);
+        let mut back = Vec::new();
+        let result = decode_block(&claimed, &mut |r| back.push(r));
+        assert_eq!(result, Err("the ops column is short"));
+        assert_eq!(back, refs);
+    }
+
+    #[test]
+    fn batches_converted_as_they_are_decoded_equal_the_records() {
+        let refs = streaming_kernel(8);
+        let mut payload = vec![ref_tag::BLOCK];
+        let mut body = Vec::new();
+        encode_block(&refs, &mut body);
+        put_u64(&mut payload, body.len() as u64);
+        payload.extend_from_slice(&body);
+        let (mut block, mut back) = (Vec::new(), Vec::new());
+        decode_payload_batches_as(&payload, &mut block, |r| (r.addr, r.label), &mut |batch| {
+            if let RefBatch::References(pairs) = batch {
+                back.extend_from_slice(pairs);
+            }
+        })
+        .unwrap();
+        let expected: Vec<(u64, u16)> = refs.iter().map(|r| (r.addr, r.label)).collect();
+        assert_eq!(back, expected);
     }
 
     #[test]

@@ -67,6 +67,7 @@ impl HeapModelBuilder {
                 thread: Vec::new(),
                 flags: Vec::new(),
                 types: Vec::new(),
+                containers: Vec::new(),
                 resizes: Resizes::default(),
                 free_order: Vec::new(),
                 objects: Vec::new(),
@@ -200,6 +201,29 @@ impl HeapModelBuilder {
         m.types[alloc.index()] = ty;
     }
 
+    /// Applies a heap walk at `t_ns`: every live block whose address `contained` lists
+    /// gets the data-structure key given there (0: in none); the others were not
+    /// reached (garbage not collected yet) and keep theirs. A coalescing builder cuts
+    /// a block's row where its key changes, so trees show each block in the structure
+    /// of the latest walk before their time; the plain builder keeps the key of the
+    /// last walk.
+    pub fn heap_walk(&mut self, t_ns: u64, contained: &FxHashMap<u64, u64>) {
+        let t = self.advance(t_ns);
+        let m = &mut self.model;
+        if self.coalesce.is_none() && m.containers.is_empty() {
+            m.containers.resize(m.t_alloc.len(), 0);
+        }
+        for (addr, &key) in contained {
+            let Some(block) = self.live.get(addr) else {
+                continue;
+            };
+            match self.coalesce.as_mut() {
+                Some(c) => c.set_container(block.alloc, t, key),
+                None => m.containers[block.alloc.index()] = key,
+            }
+        }
+    }
+
     /// Records an allocation of `size` bytes at `addr`. An allocation at an address that
     /// is still live first ends the older block (counted as a diagnostic).
     pub fn alloc(
@@ -236,6 +260,9 @@ impl HeapModelBuilder {
         m.flags.push(kind as u8 & KIND_MASK);
         if !m.types.is_empty() {
             m.types.push(TypeId::UNKNOWN);
+        }
+        if !m.containers.is_empty() {
+            m.containers.push(0);
         }
         m.stats.allocations += 1;
         self.live.insert(addr, LiveBlock { alloc: id, size });

@@ -8,8 +8,8 @@
 //! allocation segment (a block's life, cut where `realloc` changes its size) is replaced
 //! by its *representative* times — the first instant at or after `t_alloc`, the first
 //! instant at or after `t_free` — and segments sharing those and every attribute a
-//! classifier reads (stack, thread, type, size classes, kind) become one row carrying
-//! their total bytes and their count. Trees, the timeline and growth computed on the
+//! classifier reads (stack, thread, type, data structure, size classes, kind) become
+//! one row carrying their total bytes and their count. Trees, the timeline and growth computed on the
 //! rows are exact at every instant; between two instants the model shows the earlier
 //! one (a block allocated and freed between two instants is never shown: it was never
 //! live at an instant). `age` and `lifetime`, which read the times themselves, are
@@ -53,6 +53,8 @@ struct Group {
     stack: StackId,
     thread: ThreadIndex,
     ty: TypeId,
+    /// The data-structure key of the latest heap walk (0: none).
+    container: u64,
     flags: u8,
     /// The size's classes ([`size_key`]): allocations of one row share them, so the
     /// row's mean size has them too.
@@ -171,6 +173,7 @@ impl Coalescer {
                 stack,
                 thread,
                 ty: TypeId::UNKNOWN,
+                container: 0,
                 flags,
                 size_key: size_key(size),
             }),
@@ -196,6 +199,24 @@ impl Coalescer {
             };
             self.open[id.index()].group = self.group_id(group);
         }
+    }
+
+    /// Sets the data-structure key of an open block from `t` on: its current segment
+    /// ends there when the key changes.
+    pub(crate) fn set_container(&mut self, id: AllocId, t: u64, container: u64) {
+        let Some(&block) = self.open.get(id.index()) else {
+            return;
+        };
+        let group = self.groups[block.group as usize];
+        if group.container == container {
+            return;
+        }
+        self.end_segment(block, t);
+        self.open[id.index()] = Open {
+            t_start: t,
+            size: block.size,
+            group: self.group_id(Group { container, ..group }),
+        };
     }
 
     /// The id of `group`, numbering it if it is new.
@@ -395,6 +416,7 @@ impl Coalescer {
             .map(|(_, &n)| n)
             .sum::<u64>();
         let has_types = groups.iter().any(|g| g.ty != TypeId::UNKNOWN);
+        let has_containers = groups.iter().any(|g| g.container != 0);
         for Row {
             key,
             bytes,
@@ -423,6 +445,9 @@ impl Coalescer {
                 m.flags.push(group.flags);
                 if has_types {
                     m.types.push(group.ty);
+                }
+                if has_containers {
+                    m.containers.push(group.container);
                 }
             }
         }

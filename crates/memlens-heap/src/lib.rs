@@ -63,8 +63,8 @@ mod units;
 pub use builder::HeapModelBuilder;
 pub use call_paths::dominant_call_paths;
 pub use classifiers::{
-    Classifier, ClassifierChain, ClassifierOptions, parse_classifiers, size_class_label,
-    size_class_of,
+    Classifier, ClassifierChain, ClassifierOptions, MULTIPLE_DATA_STRUCTURES, NOT_CONTAINED,
+    data_structure_key, parse_classifiers, size_class_label, size_class_of,
 };
 pub use context::{Context, FrameInfo, FrameTable, StackTable, StringTable, ThreadTable};
 pub use diagnostics::Diagnostics;

@@ -142,6 +142,9 @@ pub struct HeapModel {
     pub(crate) flags: Vec<u8>,
     /// Empty when no allocation has a type; otherwise one entry per allocation.
     pub(crate) types: Vec<TypeId>,
+    /// Empty when the trace has no heap walk; otherwise one data-structure key per
+    /// row (see [`crate::classifiers::data_structure_key`]).
+    pub(crate) containers: Vec<u64>,
     pub(crate) resizes: Resizes,
     /// Ended allocations in the order they ended (time order).
     pub(crate) free_order: Vec<AllocId>,
@@ -258,6 +261,12 @@ impl HeapModel {
             .get(alloc.index())
             .copied()
             .unwrap_or(TypeId::UNKNOWN)
+    }
+
+    /// The data structure that held the allocation at the latest heap walk of its row
+    /// (0, not contained, when the trace has no heap walk).
+    pub fn container_of(&self, alloc: AllocId) -> u64 {
+        self.containers.get(alloc.index()).copied().unwrap_or(0)
     }
 
     /// Whether any allocation carries a type.

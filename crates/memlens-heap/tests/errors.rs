@@ -21,7 +21,7 @@ fn unknown_classifier_lists_the_valid_choices() {
     assert_eq!(
         err.to_string(),
         "unknown classifier `heap-type`; valid classifiers are: site, site-line, closest-user-frame, call-path, \
-         module, thread, size-class, age, lifetime, type, closest-domain-site"
+         module, thread, size-class, age, lifetime, type, closest-domain-site, data-structure"
     );
 }
 

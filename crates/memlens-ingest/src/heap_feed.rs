@@ -10,9 +10,16 @@
 //! The model is coalesced (memory bounded by the live set, not the event count): exact
 //! at [`GRID_LINES`] evenly spaced times, at every mark, at the times a command asks for,
 //! and at each grid bucket's peak and dip.
+//!
+//! The JVMTI agent's heap walks (Java traces) are applied in time order among the
+//! events: each names, per recorded object, the data structure holding it by the event
+//! address of the structure's head; the feed turns that into the head's type and
+//! allocation stack (the `data-structure` classifier's key), keeping the stack of every
+//! live object while the trace has walks.
 
 use memlens_heap::{AllocKind, FrameId, FrameInfo, HeapModelBuilder, StackId, TypeId};
-use memlens_trace::{AllocFn, Event, Metadata};
+use memlens_heap::{MULTIPLE_DATA_STRUCTURES, NOT_CONTAINED, data_structure_key};
+use memlens_trace::{AllocFn, Event, HeapWalkRecord, Metadata};
 use rustc_hash::FxHashMap;
 
 use crate::symbols::StackSymbols;
@@ -38,6 +45,12 @@ pub(crate) struct HeapFeed {
     builder: HeapModelBuilder,
     /// The engine type of every stack id (Java traces), empty otherwise.
     types: Vec<TypeId>,
+    /// The engine type of every trace type id (Java traces).
+    type_ids: FxHashMap<u32, TypeId>,
+    /// The heap walks not applied yet, latest first.
+    walks: Vec<HeapWalkRecord>,
+    /// The trace stack of every live object, kept only when the trace has heap walks.
+    live_stacks: FxHashMap<u64, u32>,
 }
 
 impl HeapFeed {
@@ -47,17 +60,68 @@ impl HeapFeed {
         let mut builder = HeapModelBuilder::coalescing(grid(md, extra));
         builder.start(0);
         add_context(&mut builder, md, symbols);
-        let types = stack_types(&mut builder, md);
-        HeapFeed { builder, types }
+        let (types, type_ids) = stack_types(&mut builder, md);
+        let mut walks = md.heap_walks.clone();
+        walks.reverse();
+        HeapFeed {
+            builder,
+            types,
+            type_ids,
+            walks,
+            live_stacks: FxHashMap::default(),
+        }
+    }
+
+    /// Applies the heap walks made at or before `t`.
+    fn walks_until(&mut self, t: u64) {
+        while self.walks.last().is_some_and(|w| w.walk.t <= t) {
+            let Some(w) = self.walks.pop() else { break };
+            let mut contained: FxHashMap<u64, u64> = FxHashMap::default();
+            for s in &w.structures {
+                let key = match (s.container, self.live_stacks.get(&s.container)) {
+                    (0, _) => MULTIPLE_DATA_STRUCTURES,
+                    (1, _) => NOT_CONTAINED,
+                    (_, Some(&stack)) => {
+                        let ty = self.types.get(stack as usize).copied();
+                        data_structure_key(ty.unwrap_or(TypeId::UNKNOWN), StackId(stack))
+                    }
+                    // A head the agent did not record: its type, at an unknown site.
+                    (_, None) => match self.type_ids.get(&s.container_type) {
+                        Some(&ty) => data_structure_key(ty, StackId::ROOT),
+                        None => NOT_CONTAINED,
+                    },
+                };
+                for &member in &s.members {
+                    let slot = contained.entry(member).or_insert(key);
+                    if *slot != key {
+                        *slot = MULTIPLE_DATA_STRUCTURES;
+                    }
+                }
+            }
+            self.builder.heap_walk(w.walk.t, &contained);
+        }
     }
 
     /// Places a mark.
     pub(crate) fn mark(&mut self, t: u64, name: &str) {
+        self.walks_until(t);
         self.builder.mark(t, name);
     }
 
     /// Feeds one event.
     pub(crate) fn event(&mut self, event: &Event) {
+        if !self.walks.is_empty() {
+            self.walks_until(event.time());
+            match *event {
+                Event::Alloc { addr, stack, .. } => {
+                    self.live_stacks.insert(addr, stack);
+                }
+                Event::Free { addr, .. } => {
+                    self.live_stacks.remove(&addr);
+                }
+                Event::Realloc { .. } => {}
+            }
+        }
         let builder = &mut self.builder;
         match *event {
             Event::Alloc {
@@ -99,8 +163,10 @@ impl HeapFeed {
     }
 
     /// The model, its run ending at `end_ns`.
-    pub(crate) fn finish(self, end_ns: u64) -> memlens_heap::HeapModel {
-        self.builder.end(end_ns)
+    pub(crate) fn finish(mut self, end_ns: u64) -> memlens_heap::HeapModel {
+        let last_walk = self.walks.first().map_or(0, |w| w.walk.t);
+        self.walks_until(u64::MAX);
+        self.builder.end(end_ns.max(last_walk))
     }
 }
 
@@ -152,10 +218,14 @@ fn add_context(builder: &mut HeapModelBuilder, md: &Metadata, symbols: &mut Stac
 }
 
 /// The engine type of every stack id of a trace with typed stacks (Java traces),
-/// empty for other traces. Types with the same name share one engine type.
-fn stack_types(builder: &mut HeapModelBuilder, md: &Metadata) -> Vec<TypeId> {
+/// empty for other traces, and of every trace type id. Types with the same name share
+/// one engine type.
+fn stack_types(
+    builder: &mut HeapModelBuilder,
+    md: &Metadata,
+) -> (Vec<TypeId>, FxHashMap<u32, TypeId>) {
     if !md.stacks.has_types() {
-        return Vec::new();
+        return (Vec::new(), FxHashMap::default());
     }
     let mut by_name: FxHashMap<&str, TypeId> = FxHashMap::default();
     let mut ids: Vec<(&u32, &String)> = md.types.iter().collect();
@@ -167,10 +237,11 @@ fn stack_types(builder: &mut HeapModelBuilder, md: &Metadata) -> Vec<TypeId> {
             .or_insert_with(|| builder.add_type(name));
         by_id.insert(id, ty);
     }
-    (0..md.stacks.len() as u32)
+    let types = (0..md.stacks.len() as u32)
         .map(|s| match md.stacks.type_of(s) {
             0 => TypeId::UNKNOWN,
             t => by_id.get(&t).copied().unwrap_or(TypeId::UNKNOWN),
         })
-        .collect()
+        .collect();
+    (types, by_id)
 }

@@ -13,10 +13,12 @@
 //! The callbacks take only the agent's own mutexes, and **no agent lock is ever held
 //! across a call into the JVM**: method and class names are looked up first, the
 //! locks are taken afterwards for pure Rust work (hash lookups, a `Vec` push). The
-//! only other holder of those locks is the writer thread, which never calls into the
-//! JVM. So a callback waiting for a lock waits for code that cannot itself wait for a
-//! safepoint or for the garbage collector, and cannot deadlock with them (the hang
-//! seen with a lock held across a JVMTI call, in the research notes, cannot happen).
+//! only other holders of those locks are the writer thread, which never calls into the
+//! JVM, and the heap walker ([`crate::heap_walk`]), which holds none across a JVM call
+//! either (its heap callback, run at a safepoint, takes no lock at all). So a callback
+//! waiting for a lock waits for code that cannot itself wait for a safepoint or for
+//! the garbage collector, and cannot deadlock with them (the hang seen with a lock held
+//! across a JVMTI call, in the research notes, cannot happen).
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -27,13 +29,15 @@ use memlens_trace::{AllocFn, Event, Meta, StackId, TimeNs};
 use rustc_hash::FxHashMap;
 
 use crate::ffi::{self, FrameInfo, JInt, JLong, JMethodId, JObject, Jvmti, JvmtiError};
+use crate::heap_walk::{WALK_TAG, Walks};
 use crate::interner::{Interner, JavaFrame, MethodInfo};
 use crate::names;
 use crate::options::Options;
 
 /// Tags with this bit name class objects (the class id is in the low 32 bits);
-/// object tags are sequence numbers below it.
-const CLASS_TAG: JLong = 1 << 62;
+/// object tags are sequence numbers below it (and below
+/// [`WALK_TAG`](crate::heap_walk::WALK_TAG)).
+pub(crate) const CLASS_TAG: JLong = 1 << 62;
 
 /// How long the JVM's exit waits for the trace to be written.
 pub const EXIT_WAIT: Duration = Duration::from_secs(2);
@@ -79,6 +83,8 @@ pub struct Agent {
     pub shared: Mutex<Shared>,
     /// Wakes the writer (stop) and the exiting JVM (done).
     pub signal: Condvar,
+    /// The heap walks' schedule.
+    pub walks: Walks,
 }
 
 impl std::fmt::Debug for Agent {
@@ -116,9 +122,10 @@ fn gettid() -> u32 {
 }
 
 impl Agent {
-    /// A new agent; `start` is time 0 of the trace.
-    pub fn new(jvmti: Jvmti, options: Options, start: Instant) -> Agent {
+    /// A new agent of JVM `vm`; `start` is time 0 of the trace.
+    pub fn new(jvmti: Jvmti, vm: ffi::JavaVm, options: Options, start: Instant) -> Agent {
         Agent {
+            walks: Walks::new(vm, options.heap_walks),
             jvmti,
             options,
             start,
@@ -199,7 +206,7 @@ impl Agent {
     }
 
     /// The class id of `klass`, from its tag or, the first time, from its signature.
-    fn class_id(&self, klass: JObject) -> u32 {
+    pub(crate) fn class_id(&self, klass: JObject) -> u32 {
         let mut tag: JLong = 0;
         // SAFETY: `klass` is a live local reference given to the callback.
         unsafe {
@@ -296,7 +303,7 @@ impl Agent {
         }
         let t = self.now();
         let tag = self.next_tag.fetch_add(1, Ordering::Relaxed);
-        if self.options.frees {
+        if self.options.frees || self.walks.enabled() {
             // SAFETY: `object` is the live object the event is about.
             unsafe { self.jvmti.set_tag(object, tag as JLong) };
         }
@@ -354,7 +361,7 @@ impl Agent {
 
     /// `ObjectFree`: an object tagged by [`Agent::on_alloc`] was collected.
     fn on_free(&self, tag: JLong) {
-        if tag & CLASS_TAG != 0 || tag <= 0 || self.stopped.load(Ordering::Relaxed) {
+        if tag & (CLASS_TAG | WALK_TAG) != 0 || tag <= 0 || self.stopped.load(Ordering::Relaxed) {
             return;
         }
         let t = match self.free_time.load(Ordering::Relaxed) {
@@ -396,6 +403,7 @@ impl Agent {
             tid: 0,
             name: format!("GC {n} end"),
         });
+        self.walks.collection_finished(t);
     }
 
     fn on_thread_end(&self) {
@@ -409,6 +417,8 @@ impl Agent {
     /// `VMDeath`: stop recording, let the writer finish, wait for it at most
     /// [`EXIT_WAIT`].
     fn on_vm_death(&self) {
+        // The last heap walk, while the writer still drains.
+        self.walks.finish(self.options.quiet);
         self.stopped.store(true, Ordering::SeqCst);
         for e in [
             ffi::event::SAMPLED_OBJECT_ALLOC,

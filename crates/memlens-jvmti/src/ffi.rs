@@ -174,6 +174,90 @@ impl EventCallbacks {
 /// `JavaVM*`: a pointer to the invocation interface table.
 pub type JavaVm = *mut *const *const c_void;
 
+/// `JVMTI_VISIT_OBJECTS`: a heap reference callback's "follow this object's references".
+pub const JVMTI_VISIT_OBJECTS: JInt = 0x100;
+/// `JVMTI_HEAP_REFERENCE_FIELD`: an instance field of the referrer.
+pub const HEAP_REFERENCE_FIELD: JInt = 2;
+/// `JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT`: an element of the referrer array.
+pub const HEAP_REFERENCE_ARRAY_ELEMENT: JInt = 3;
+
+/// `jvmtiHeapReferenceCallback`.
+pub type HeapReferenceCallback = unsafe extern "C" fn(
+    kind: JInt,
+    info: *const c_void,
+    class_tag: JLong,
+    referrer_class_tag: JLong,
+    size: JLong,
+    tag: *mut JLong,
+    referrer_tag: *mut JLong,
+    length: JInt,
+    user_data: *mut c_void,
+) -> JInt;
+
+/// `jvmtiHeapCallbacks`: the heap reference callback and 14 unused slots.
+#[repr(C)]
+#[derive(Debug, Default)]
+pub struct HeapCallbacks {
+    /// `heap_iteration_callback` (unused).
+    pub iteration: Option<unsafe extern "C" fn()>,
+    /// `heap_reference_callback`.
+    pub reference: Option<HeapReferenceCallback>,
+    /// The primitive, array, string and reserved callbacks (unused).
+    pub rest: [Option<unsafe extern "C" fn()>; 13],
+}
+
+/// `JavaVM->AttachCurrentThreadAsDaemon` (slot 7 of the invocation interface): the
+/// calling native thread's `JNIEnv*`, or `None` when the JVM refuses.
+///
+/// # Safety
+/// `vm` must be the `JavaVM*` the JVM passed to `Agent_OnLoad`.
+pub unsafe fn attach_daemon(vm: JavaVm) -> Option<JniEnv> {
+    type Attach = unsafe extern "C" fn(JavaVm, *mut JniEnv, *mut c_void) -> JInt;
+    let mut env: JniEnv = std::ptr::null_mut();
+    // SAFETY: slot 7 of the invocation table is AttachCurrentThreadAsDaemon (jni.h).
+    let rc = unsafe {
+        let table = *vm;
+        let f: Attach = std::mem::transmute::<*const c_void, Attach>(*table.add(7));
+        f(vm, &mut env, std::ptr::null_mut())
+    };
+    (rc == JNI_OK && !env.is_null()).then_some(env)
+}
+
+/// `JavaVM->DetachCurrentThread` (slot 5 of the invocation interface).
+///
+/// # Safety
+/// `vm` must be the JVM's, and the calling thread attached with no Java frames.
+pub unsafe fn detach(vm: JavaVm) {
+    type Detach = unsafe extern "C" fn(JavaVm) -> JInt;
+    // SAFETY: slot 5 of the invocation table is DetachCurrentThread (jni.h).
+    unsafe {
+        let table = *vm;
+        let f: Detach = std::mem::transmute::<*const c_void, Detach>(*table.add(5));
+        f(vm);
+    }
+}
+
+/// `JNIEnv->PushLocalFrame` (19) or `PopLocalFrame` (20): local references made by
+/// JVMTI calls between the two are freed by the pop.
+///
+/// # Safety
+/// `env` must be the current thread's `JNIEnv*`; pops must match pushes.
+pub unsafe fn local_frame(env: JniEnv, push: bool) {
+    type Push = unsafe extern "C" fn(JniEnv, JInt) -> JInt;
+    type Pop = unsafe extern "C" fn(JniEnv, JObject) -> JObject;
+    // SAFETY: a JNIEnv* points to the JNI function table (jni.h slot numbers).
+    unsafe {
+        let table = *(env as *const *const *const c_void);
+        if push {
+            let f: Push = std::mem::transmute::<*const c_void, Push>(*table.add(19));
+            f(env, 64);
+        } else {
+            let f: Pop = std::mem::transmute::<*const c_void, Pop>(*table.add(20));
+            f(env, std::ptr::null_mut());
+        }
+    }
+}
+
 /// `JavaVM->GetEnv` (slot 6 of the invocation interface).
 ///
 /// # Safety
@@ -247,6 +331,14 @@ impl Jvmti {
     jvmti_fn!(
         /// 70: `GetLineNumberTable`.
         get_line_number_table = 70 (method: JMethodId, count: *mut JInt, table: *mut *mut LineNumberEntry)
+    );
+    jvmti_fn!(
+        /// 78: `GetLoadedClasses` (array classes included).
+        get_loaded_classes = 78 (count: *mut JInt, classes: *mut *mut JObject)
+    );
+    jvmti_fn!(
+        /// 115: `FollowReferences` from the heap roots.
+        follow_references = 115 (filter: JInt, klass: JObject, initial: JObject, callbacks: *const HeapCallbacks, user_data: *const c_void)
     );
     jvmti_fn!(
         /// 104: `GetStackTrace`.

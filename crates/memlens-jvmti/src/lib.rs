@@ -1,7 +1,8 @@
 //! `libmemlens_jvmti.so`: a JVMTI agent that records a Java program's heap as a
 //! memlens trace, so the heap-evolution lens works on Java as in AntTracks: every
 //! allocation with its class, allocation stack (method and line) and thread, every
-//! death, and each garbage collection as a pair of marks.
+//! death, each garbage collection as a pair of marks, and, from heap walks after
+//! selected collections, the data structure that contains each object.
 //!
 //! Load it with `java -agentpath:/path/libmemlens_jvmti.so=OPTIONS …` (see
 //! [`options`]) or, simpler, `memlens record --java -- java …`.
@@ -12,6 +13,8 @@
 //! - [`names`]: Java names from JVM signatures;
 //! - [`interner`]: Java stacks → the trace's stack prefix tree, types, frame names;
 //! - [`agent`]: the state and the event callbacks (and why they cannot deadlock);
+//! - [`heap_walk`]: when and how the heap is walked, and the records it gives;
+//! - [`containment`]: which data structure contains each object (no JVM calls);
 //! - [`writer`]: the writer thread;
 //! - [`process`]: the process record, the output file and the manifest.
 //!
@@ -19,7 +22,9 @@
 #![deny(missing_docs)]
 
 pub mod agent;
+pub mod containment;
 pub mod ffi;
+pub mod heap_walk;
 pub mod interner;
 pub mod names;
 pub mod options;
@@ -119,7 +124,7 @@ pub unsafe extern "C" fn Agent_OnLoad(
         Err(e) => return fail(&e),
     };
     if agent::AGENT
-        .set(agent::Agent::new(jvmti, options.clone(), start))
+        .set(agent::Agent::new(jvmti, vm, options.clone(), start))
         .is_err()
     {
         return fail("the agent was loaded twice");
@@ -132,6 +137,13 @@ pub unsafe extern "C" fn Agent_OnLoad(
         .spawn(move || writer::run(state, sink))
     {
         return fail(&format!("cannot start the writer thread: {e}"));
+    }
+    if state.walks.enabled()
+        && let Err(e) = std::thread::Builder::new()
+            .name("memlens-heap-walker".into())
+            .spawn(move || heap_walk::run(state))
+    {
+        return fail(&format!("cannot start the heap walker thread: {e}"));
     }
     let mut events = vec![
         event::VM_DEATH,

@@ -50,6 +50,18 @@ pub enum RecordError {
         /// The depth as given.
         frames: u32,
     },
+    /// `--java-heap-walks` is not a number, `all` or `none`.
+    #[error("--java-heap-walks {value}: expected a number of walks per second, all or none")]
+    JavaHeapWalks {
+        /// The value as given.
+        value: String,
+    },
+    /// `--java-data-structure` is not a class name.
+    #[error("--java-data-structure {class}: expected a Java class name such as com.example.Ring")]
+    JavaDataStructure {
+        /// The class as given.
+        class: String,
+    },
     /// The environment variable that overrides a helper library's place names a
     /// file that is not there.
     #[error("{} names {}, which does not exist", .library.variable, .path.display())]
@@ -123,6 +135,8 @@ impl RecordError {
                 | RecordError::Wrapper(_)
                 | RecordError::JavaSample { .. }
                 | RecordError::JavaDepth { .. }
+                | RecordError::JavaHeapWalks { .. }
+                | RecordError::JavaDataStructure { .. }
         )
     }
 }

@@ -13,6 +13,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use crate::JavaHeapWalks;
 use crate::helper_library::HelperLibrary;
 use crate::launch::{Launch, prepend};
 use crate::manifest::Manifest;
@@ -38,6 +39,8 @@ pub struct JavaOptions {
     pub sample_bytes: Option<u64>,
     /// Java frames kept per stack (at most 1024).
     pub depth: u32,
+    /// When the agent walks the heap, and the user's data-structure classes.
+    pub heap_walks: JavaHeapWalks,
 }
 
 impl Default for JavaOptions {
@@ -48,6 +51,7 @@ impl Default for JavaOptions {
             force: false,
             sample_bytes: None,
             depth: 16,
+            heap_walks: JavaHeapWalks::default(),
         }
     }
 }
@@ -121,6 +125,7 @@ fn agent_options(options: &JavaOptions, output: Option<&Path>) -> Result<String,
         });
     }
     let mut agent_options = format!("interval={interval},depth={},quiet=1", options.depth);
+    agent_options.push_str(&options.heap_walks.agent_options()?);
     if let Some(out) = output {
         agent_options.push_str(",output=");
         agent_options.push_str(&out.to_string_lossy());
@@ -184,13 +189,13 @@ mod tests {
         let mut options = JavaOptions::default();
         assert_eq!(
             agent_options(&options, None).unwrap(),
-            "interval=0,depth=16,quiet=1"
+            "interval=0,depth=16,quiet=1,heap_walks=1"
         );
         options.sample_bytes = Some(65536);
         options.depth = 8;
         assert_eq!(
             agent_options(&options, Some(Path::new("/out/a,b.mlens"))).unwrap(),
-            "interval=65536,depth=8,quiet=1,output=/out/a,b.mlens"
+            "interval=65536,depth=8,quiet=1,heap_walks=1,output=/out/a,b.mlens"
         );
     }
 

@@ -48,6 +48,7 @@
 mod error;
 mod helper_library;
 mod java;
+mod java_walks;
 mod launch;
 mod manifest;
 mod native;
@@ -59,6 +60,7 @@ mod program;
 pub use error::RecordError;
 pub use helper_library::HelperLibrary;
 pub use java::{JavaOptions, record_java};
+pub use java_walks::JavaHeapWalks;
 pub use manifest::{Manifest, traces_in_manifest};
 pub use native::{NativeOptions, Unwind, record_native};
 pub use observer::{Observer, Warning};

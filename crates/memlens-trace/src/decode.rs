@@ -9,7 +9,8 @@ use crate::columns::ColumnDecoder;
 use crate::format::ChunkKind;
 use crate::format::tag;
 use crate::record::{
-    ClockSource, Event, Mapping, Meta, Module, ProcessInfo, Segment, Totals, Unmapping,
+    ClockSource, Contained, Event, HeapWalk, Mapping, Meta, Module, ProcessInfo, Segment, Totals,
+    Unmapping,
 };
 use crate::varint::Cursor;
 
@@ -228,6 +229,28 @@ fn meta(record_tag: u8, body: &[u8]) -> Option<Option<Meta>> {
                 stack: id.checked_sub(back)?,
                 type_id: c.u32()?,
             }
+        }
+        tag::HEAP_WALK => Meta::HeapWalk(HeapWalk {
+            t: c.u64()?,
+            duration_ns: c.u64()?,
+            pause_ns: c.u64()?,
+            objects: c.u64()?,
+            references: c.u64()?,
+        }),
+        tag::CONTAINED => {
+            let (container, container_type, n) = (c.u64()?, c.u32()?, c.u64()?);
+            // A damaged count ends at the body's end; reserve only a bounded guess.
+            let mut members = Vec::with_capacity(n.min(4096) as usize);
+            let mut previous = 0u64;
+            for _ in 0..n {
+                previous = previous.wrapping_add(c.u64()?);
+                members.push(previous);
+            }
+            Meta::Contained(Contained {
+                container,
+                container_type,
+                members,
+            })
         }
         _ => return Some(None),
     };

@@ -116,6 +116,16 @@ pub fn format_record(record: &Record) -> String {
             Meta::TypedStack { id, stack, type_id } => {
                 format!("typed-stack id={id} stack={stack} type={type_id}")
             }
+            Meta::HeapWalk(w) => format!(
+                "{} heap-walk duration_ns={} pause_ns={} objects={} references={}",
+                w.t, w.duration_ns, w.pause_ns, w.objects, w.references
+            ),
+            Meta::Contained(c) => format!(
+                "contained container={:#x} type={} members={}",
+                c.container,
+                c.container_type,
+                c.members.len()
+            ),
         },
         Record::Other { tag, body } => format!("record tag={tag:#04x} len={}", body.len()),
     }

@@ -219,6 +219,23 @@ impl ChunkBuilder {
                 put_u64(&mut body, u64::from(*type_id));
                 tag::TYPED_STACK
             }
+            Meta::HeapWalk(w) => {
+                for v in [w.t, w.duration_ns, w.pause_ns, w.objects, w.references] {
+                    put_u64(&mut body, v);
+                }
+                tag::HEAP_WALK
+            }
+            Meta::Contained(c) => {
+                put_u64(&mut body, c.container);
+                put_u64(&mut body, u64::from(c.container_type));
+                put_u64(&mut body, c.members.len() as u64);
+                let mut previous = 0;
+                for &m in &c.members {
+                    put_u64(&mut body, m.wrapping_sub(previous));
+                    previous = m;
+                }
+                tag::CONTAINED
+            }
         };
         self.sized(record_tag, &body);
     }

@@ -117,4 +117,8 @@ pub mod tag {
     /// The program unmapped memory (`memlens record --mmap`). (`0x90`–`0x92`
     /// are the records of reference chunks: see `refs.rs`.)
     pub const MUNMAP: u8 = 0x93;
+    /// A heap walk of the JVMTI agent.
+    pub const HEAP_WALK: u8 = 0xa0;
+    /// Objects contained in one data structure at the latest heap walk.
+    pub const CONTAINED: u8 = 0xa1;
 }

@@ -39,11 +39,13 @@ pub mod writer;
 pub use decode::{Record, RecordDecoder};
 pub use encode::ChunkBuilder;
 pub use merge::EventStream;
-pub use metadata::{FrameName, LoadedModule, MapChange, Mark, Metadata, StackTable, ThreadInfo};
+pub use metadata::{
+    FrameName, HeapWalkRecord, LoadedModule, MapChange, Mark, Metadata, StackTable, ThreadInfo,
+};
 pub use reader::{ChunkInfo, Damage, OpenError, TraceFile};
 pub use record::{
-    AllocFn, ClockSource, Event, Mapping, Meta, Module, ProcessInfo, SYNTHETIC_FRAME_BASE, Segment,
-    StackId, TimeNs, Totals, Unmapping,
+    AllocFn, ClockSource, Contained, Event, HeapWalk, Mapping, Meta, Module, ProcessInfo,
+    SYNTHETIC_FRAME_BASE, Segment, StackId, TimeNs, Totals, Unmapping,
 };
 pub use refs::{
     RefBatch, RefItem, RefKind, RefRecord, ReferenceWriter, read_reference_batches,

@@ -9,7 +9,9 @@ use std::collections::HashMap;
 use crate::decode::{Record, RecordDecoder};
 use crate::format::ChunkKind;
 use crate::reader::{Damage, TraceFile};
-use crate::record::{Mapping, Meta, Module, ProcessInfo, StackId, TimeNs, Totals, Unmapping};
+use crate::record::{
+    Contained, HeapWalk, Mapping, Meta, Module, ProcessInfo, StackId, TimeNs, Totals, Unmapping,
+};
 
 /// The interned call stacks as a prefix tree, in columns.
 ///
@@ -257,6 +259,18 @@ pub struct Metadata {
     pub last_time: TimeNs,
     /// Number of event records, from the chunk headers.
     pub event_records: u64,
+    /// The JVMTI agent's heap walks in time order, each with the data structures
+    /// it found ([`Meta::HeapWalk`], [`Meta::Contained`]); empty for other traces.
+    pub heap_walks: Vec<HeapWalkRecord>,
+}
+
+/// One heap walk with the [`Contained`] records that followed it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HeapWalkRecord {
+    /// The walk and its cost.
+    pub walk: HeapWalk,
+    /// The data structures it found, each with its recorded members.
+    pub structures: Vec<Contained>,
 }
 
 impl Metadata {
@@ -295,6 +309,7 @@ impl Metadata {
             }
         }
         md.marks.sort_by_key(|m| m.t);
+        md.heap_walks.sort_by_key(|w| w.walk.t);
         md.mappings.sort_by_key(MapChange::time);
         md.stacks.resolve_typed();
         md
@@ -348,6 +363,16 @@ impl Metadata {
             }
             Meta::TypedStack { id, stack, type_id } => {
                 self.stacks.insert_typed(id, stack, type_id);
+            }
+            Meta::HeapWalk(walk) => self.heap_walks.push(HeapWalkRecord {
+                walk,
+                structures: Vec::new(),
+            }),
+            // Members found before any walk record belong to no walk: ignored.
+            Meta::Contained(c) => {
+                if let Some(w) = self.heap_walks.last_mut() {
+                    w.structures.push(c);
+                }
             }
         }
     }

@@ -400,6 +400,44 @@ pub enum Meta {
         /// The type, named by a [`Meta::TypeName`].
         type_id: u32,
     },
+    /// A heap walk of the JVMTI agent (`memlens record --java`): the
+    /// [`Meta::Contained`] records that follow, up to the next walk, list every
+    /// recorded object the walk reached, by the data structure containing it at `t`
+    /// (an object not listed was unreachable: garbage not collected yet).
+    HeapWalk(HeapWalk),
+    /// Recorded objects that the latest [`Meta::HeapWalk`] found in one data
+    /// structure (or in several).
+    Contained(Contained),
+}
+
+/// A heap walk and its cost ([`Meta::HeapWalk`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HeapWalk {
+    /// When the walk started (the heap it saw is the heap at `t`).
+    pub t: TimeNs,
+    /// How long the walk and its analysis took.
+    pub duration_ns: u64,
+    /// The part of `duration_ns` spent in the JVM's walk (`FollowReferences`,
+    /// the Java threads stopped).
+    pub pause_ns: u64,
+    /// Data-structure objects (heads, internal objects, arrays) the walk reached.
+    pub objects: u64,
+    /// References it followed.
+    pub references: u64,
+}
+
+/// Members of one data structure at a heap walk ([`Meta::Contained`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Contained {
+    /// The event address of the structure's head object (0: the members are in
+    /// more than one data structure; 1: in none; `u64::MAX`: a head the recorder
+    /// did not record).
+    pub container: u64,
+    /// The head's type, named by a [`Meta::TypeName`] (0 with `container` 0).
+    pub container_type: u32,
+    /// Event addresses of the recorded objects contained, ascending (the head
+    /// and the structure's internal objects included).
+    pub members: Vec<u64>,
 }
 
 /// The first synthetic frame address of the JVMTI agent: Java frames get

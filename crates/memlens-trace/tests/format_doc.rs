@@ -53,6 +53,8 @@ fn rendered() -> String {
         ("totals", tag::TOTALS),
         ("mmap", tag::MMAP),
         ("munmap", tag::MUNMAP),
+        ("heap_walk", tag::HEAP_WALK),
+        ("contained", tag::CONTAINED),
     ] {
         s += &format!("tag {name:<15} {t:#04x}\n");
     }

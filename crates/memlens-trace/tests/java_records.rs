@@ -142,3 +142,41 @@ fn a_typed_stack_naming_itself_or_a_later_stack_is_damage() {
         assert!(!records.iter().any(|r| matches!(r, Ok(Record::Meta(_)))));
     }
 }
+
+#[test]
+fn heap_walks_and_their_structures_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("walks.mlens");
+    let mut w = TraceWriter::new(std::fs::File::create(&path).unwrap(), true).unwrap();
+    w.meta(&process()).unwrap();
+    let walk = memlens_trace::HeapWalk {
+        t: 1_000,
+        duration_ns: 250,
+        pause_ns: 200,
+        objects: 40,
+        references: 90,
+    };
+    let map = memlens_trace::Contained {
+        container: 0x100,
+        container_type: 2,
+        members: vec![0x100, 0x110, 0x4000],
+    };
+    let multiple = memlens_trace::Contained {
+        container: 0,
+        container_type: 0,
+        members: vec![0x20],
+    };
+    // A contained record before any walk belongs to none and is ignored.
+    w.meta(&Meta::Contained(multiple.clone())).unwrap();
+    w.meta(&Meta::HeapWalk(walk)).unwrap();
+    w.meta(&Meta::Contained(map.clone())).unwrap();
+    w.meta(&Meta::Contained(multiple.clone())).unwrap();
+    w.finish().unwrap();
+    let trace = TraceFile::open(&path).unwrap();
+    let mut damage = Vec::new();
+    let md = Metadata::load(&trace, &mut damage);
+    assert!(damage.is_empty(), "{damage:?}");
+    assert_eq!(md.heap_walks.len(), 1);
+    assert_eq!(md.heap_walks[0].walk, walk);
+    assert_eq!(md.heap_walks[0].structures, vec![map, multiple]);
+}

@@ -57,9 +57,8 @@ pub struct RecordArgs {
     /// name its callers in every command that reads the trace.
     #[arg(long, value_name = "GLOB")]
     wrapper: Vec<String>,
-    /// Record a Java program through the JVMTI agent (libmemlens_jvmti.so)
-    /// instead of LD_PRELOAD: typed objects, Java stacks, threads, deaths and
-    /// garbage collections as marks (see docs/java.md).
+    /// Record a Java program through the JVMTI agent instead of LD_PRELOAD: typed objects, Java
+    /// stacks, threads, deaths, GCs as marks, containing data structures (docs/java.md).
     #[arg(long, conflicts_with_all = [
         "mark_every", "latency", "wrapper", "follow_fork", "free_stacks", "mmap",
     ])]
@@ -71,6 +70,8 @@ pub struct RecordArgs {
     /// With --java: Java frames kept per stack.
     #[arg(long, value_name = "N", requires = "java", default_value_t = 16)]
     java_depth: u32,
+    #[command(flatten)]
+    java_heap_walks: memlens_record::JavaHeapWalks,
     /// Overwrite the output file if it exists.
     #[arg(short, long)]
     force: bool,
@@ -141,6 +142,7 @@ fn run_java(args: RecordArgs) -> Result<i32> {
         force: args.force,
         sample_bytes: args.java_sample,
         depth: args.java_depth,
+        heap_walks: args.java_heap_walks.clone(),
     };
     let outcome = record_java(&options).map_err(cli_error)?;
     if outcome.traces.is_empty() {

@@ -41,8 +41,8 @@ pub struct TreeArgs {
     /// The trace to read.
     #[arg(required_unless_present = "import")]
     file: Option<PathBuf>,
-    /// Classifiers, outermost level first: site, site-line, closest-user-frame,
-    /// call-path, module, thread, size-class, age, lifetime, type, closest-domain-site.
+    /// Classifiers, outermost level first: site, site-line, closest-user-frame, call-path,
+    /// module, thread, size-class, age, lifetime, type, closest-domain-site, data-structure.
     #[arg(long, value_name = "C1,C2,…", default_value = heap_args::DEFAULT_BY)]
     by: String,
     /// Trees at K evenly spaced times, the last at the end of the run [default: 5].

@@ -19,6 +19,7 @@ mod age;
 mod call_path;
 mod closest_domain_site;
 mod closest_user_frame;
+mod data_structure;
 mod lifetime;
 mod module;
 mod options;
@@ -29,6 +30,7 @@ mod size_class;
 mod thread;
 mod type_name;
 
+pub use data_structure::{MULTIPLE_DATA_STRUCTURES, NOT_CONTAINED, data_structure_key};
 pub use options::{ClassifierOptions, DEFAULT_AGE_BOUNDS_NS, SizeClassMode};
 pub use registry::{ClassifierChain, REGISTRY, parse_classifiers};
 pub(crate) use size_class::size_key;

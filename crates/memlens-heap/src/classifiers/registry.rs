@@ -7,7 +7,7 @@
 
 use super::{Classifier, ClassifierEntry, ClassifierOptions};
 use super::{age, call_path, closest_domain_site, closest_user_frame, lifetime, module, site};
-use super::{site_line, size_class, thread, type_name};
+use super::{data_structure, site_line, size_class, thread, type_name};
 use crate::error::HeapError;
 use crate::model::HeapModel;
 
@@ -24,6 +24,7 @@ pub static REGISTRY: &[ClassifierEntry] = &[
     lifetime::ENTRY,
     type_name::ENTRY,
     closest_domain_site::ENTRY,
+    data_structure::ENTRY,
 ];
 
 /// An ordered list of classifiers with their options, not yet bound to a model.
@@ -113,7 +114,8 @@ mod tests {
                 "age",
                 "lifetime",
                 "type",
-                "closest-domain-site"
+                "closest-domain-site",
+                "data-structure"
             ]
         );
     }

@@ -3,7 +3,9 @@
 //! the easyTravel location cache whose key lacks `equals`/`hashCode`, and the Commons
 //! HttpClient connection pool that never forgets a host. Plus the agent's promises:
 //! the JVM's output and exit status are unchanged, it never hangs at exit, threads are
-//! named and garbage collections are marks.
+//! named and garbage collections are marks. And the paper's containing-data-structure
+//! classifier, from the agent's heap walks: the easyTravel cache's map ranks first and
+//! holds the cached types; objects in two maps are in multiple data structures.
 //!
 //! The Java sources (`tests/programs/java/`) are compiled with `javac` into a temporary
 //! directory. Without a JDK (`java` and `javac` on PATH) every test prints a note and
@@ -26,6 +28,7 @@ const SOURCES: &[&str] = &[
     "com/example/travel/JourneyService.java",
     "com/example/http/ConnectionManager.java",
     "com/example/exit/ExitCode.java",
+    "com/example/shared/TwoIndexes.java",
 ];
 
 /// Whether `java` and `javac` run; prints why the test is skipped when not.
@@ -400,6 +403,203 @@ fn a_wrapper_script_is_recorded_through_java_tool_options() {
     assert!(dump.contains("name=\"memlens-worker\""));
 }
 
+/// The children of the node at the end of a `tree --json` whose key starts with
+/// `prefix`, as (key, bytes).
+fn children_at_end(tree: &str, prefix: &str) -> Vec<(String, u64)> {
+    let json: Value = serde_json::from_str(tree).expect("tree --json is JSON");
+    let trees = json["trees"].as_array().expect("a trees array");
+    let root = &trees.last().expect("at least one tree")["root"];
+    let node = root["children"]
+        .as_array()
+        .expect("children")
+        .iter()
+        .find(|c| c["key"].as_str().is_some_and(|k| k.starts_with(prefix)))
+        .unwrap_or_else(|| panic!("no group `{prefix}…` at the end: {tree}"));
+    let mut out = Vec::new();
+    let mut stack = vec![node];
+    // Children pruned into "Other" count too.
+    while let Some(n) = stack.pop() {
+        for c in n["children"].as_array().into_iter().flatten() {
+            let key = c["key"].as_str().unwrap_or_default().to_owned();
+            if key == "Other" {
+                stack.push(c);
+            } else {
+                out.push((key, c["bytes"].as_u64().unwrap_or(0)));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn easytravel_cache_map_is_the_growing_data_structure() {
+    if !have_jdk() {
+        return;
+    }
+    let dir = test_dir("java-data-structure");
+    compile_java(dir.path());
+    let (done, trace) = record_java(
+        dir.path(),
+        &["--java-heap-walks", "all"],
+        "walks.mlens",
+        &["com.example.travel.JourneyService", "6", "2000"],
+    );
+    assert_eq!(
+        done.code, 0,
+        "the program failed:
+{}",
+        done.stderr
+    );
+    let path = trace.to_str().expect("UTF-8 path");
+    let dump = memlens_ok(&["dump", path]);
+    let walks = dump.lines().filter(|l| l.contains(" heap-walk ")).count();
+    assert!(
+        walks >= 6,
+        "{walks} heap walks for 6 System.gc() calls and the end"
+    );
+    // The map that caches the searches grows the most, from nothing.
+    let cache = "java.util.HashMap (allocated in com.example.travel.JourneyService.<init>)";
+    let found = suspects(&trace, "data-structure", &[]);
+    let text = format!("{found:#?}");
+    let (top, growth) = found
+        .first()
+        .unwrap_or_else(|| panic!("no suspect: {text}"));
+    assert_eq!(top[0], cache, "{text}");
+    assert!(*growth > 1 << 20, "{text}");
+    // At the end the map holds the cached types: entries, keys, result lists, locations.
+    let tree = memlens_ok(&[
+        "tree",
+        path,
+        "--by",
+        "data-structure,type",
+        "--points",
+        "3",
+        "--json",
+    ]);
+    let held = children_at_end(&tree, cache);
+    for ty in [
+        "java.util.HashMap$Node",
+        "com.example.travel.JourneyService$QueryKey",
+        "com.example.travel.JourneyService$Location",
+        "java.util.ArrayList",
+        "java.lang.Object[]",
+    ] {
+        assert!(
+            held.iter().any(|(k, bytes)| k == ty && *bytes > 0),
+            "the cache holds no {ty}: {held:?}"
+        );
+    }
+    // The per-search scratch buffers are garbage, in no data structure.
+    assert!(!held.iter().any(|(k, _)| k == "byte[]"), "{held:?}");
+    // Combined with site, and in the report.
+    let by_site = suspects(&trace, "data-structure,type,site", &[]);
+    assert!(
+        by_site.iter().take(6).any(|(k, _)| k.len() == 3
+            && k[0] == cache
+            && k[1] == "com.example.travel.JourneyService$Location"
+            && k[2].starts_with("com.example.travel.JourneyService")),
+        "{by_site:#?}"
+    );
+    let html = dir.path().join("walks.html");
+    let report = html.to_str().expect("UTF-8 path");
+    memlens_ok(&["report", path, "-o", report, "--by", "data-structure,type"]);
+    let page = std::fs::read_to_string(&html).expect("the report was written");
+    assert!(page.contains("java.util.HashMap (allocated in com.example.travel.JourneyService."));
+
+    // By default the agent walks at most once a second, and once at the end.
+    let (done, trace) = record_java(
+        dir.path(),
+        &[],
+        "default.mlens",
+        &["com.example.travel.JourneyService", "2", "500"],
+    );
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let dump = memlens_ok(&["dump", trace.to_str().expect("UTF-8 path")]);
+    let walks = dump.lines().filter(|l| l.contains(" heap-walk ")).count();
+    let seconds = done.elapsed.as_secs() as usize;
+    assert!(
+        (1..=seconds + 2).contains(&walks),
+        "{walks} walks in {seconds} s"
+    );
+}
+
+#[test]
+fn objects_in_two_maps_are_in_multiple_data_structures() {
+    if !have_jdk() {
+        return;
+    }
+    let dir = test_dir("java-two-maps");
+    compile_java(dir.path());
+    let (done, trace) = record_java(
+        dir.path(),
+        &["--java-heap-walks", "all"],
+        "two.mlens",
+        &["com.example.shared.TwoIndexes", "5000"],
+    );
+    assert_eq!(
+        done.code, 0,
+        "the program failed:
+{}",
+        done.stderr
+    );
+    let path = trace.to_str().expect("UTF-8 path");
+    // Before the end (when main has returned and nothing is reachable any more).
+    let tree = memlens_ok(&[
+        "tree",
+        path,
+        "--by",
+        "data-structure,type",
+        "--at",
+        "95%",
+        "--json",
+    ]);
+    let multiple = children_at_end(&tree, "Contained in multiple data structures");
+    let customers = multiple
+        .iter()
+        .find(|(k, _)| k == "com.example.shared.TwoIndexes$Customer")
+        .unwrap_or_else(|| panic!("no customers in multiple structures: {multiple:?}"));
+    assert!(customers.1 >= 5000 * 16, "{customers:?}");
+    // Each map keeps its own entries and keys.
+    let tree_map = children_at_end(
+        &tree,
+        "java.util.TreeMap (allocated in com.example.shared.TwoIndexes.main)",
+    );
+    assert!(
+        tree_map.iter().any(|(k, _)| k == "java.util.TreeMap$Entry"),
+        "{tree_map:?}"
+    );
+    assert!(
+        tree_map.iter().any(|(k, _)| k == "java.lang.String"),
+        "{tree_map:?}"
+    );
+    assert!(
+        !tree_map.iter().any(|(k, _)| k.ends_with("$Customer")),
+        "{tree_map:?}"
+    );
+    let hash_map = children_at_end(
+        &tree,
+        "java.util.HashMap (allocated in com.example.shared.TwoIndexes.main)",
+    );
+    assert!(
+        hash_map.iter().any(|(k, _)| k == "java.util.HashMap$Node"),
+        "{hash_map:?}"
+    );
+
+    // Without walks the classifier has nothing to say, and says so by its groups.
+    let (done, trace) = record_java(
+        dir.path(),
+        &["--java-heap-walks", "none"],
+        "none.mlens",
+        &["com.example.shared.TwoIndexes", "500"],
+    );
+    assert_eq!(done.code, 0, "{}", done.stderr);
+    let path = trace.to_str().expect("UTF-8 path");
+    assert!(!memlens_ok(&["dump", path]).contains(" heap-walk "));
+    let tree = memlens_ok(&["tree", path, "--by", "data-structure", "--at", "100%"]);
+    assert!(tree.contains("Not contained in a data structure"), "{tree}");
+    assert!(!tree.contains("(allocated in"), "{tree}");
+}
+
 #[test]
 fn java_options_need_java_and_are_checked() {
     let done = run(
@@ -421,4 +621,28 @@ fn java_options_need_java_and_are_checked() {
     );
     assert_eq!(done.code, 2, "{}", done.stderr);
     assert!(done.stderr.contains("--java-depth 5000"), "{}", done.stderr);
+    let done = run(
+        memlens().args(["record", "--java-heap-walks", "all", "--", "true"]),
+        "record --java-heap-walks without --java",
+    );
+    assert_eq!(done.code, 2, "{}", done.stderr);
+    for (option, value, message) in [
+        (
+            "--java-heap-walks",
+            "often",
+            "--java-heap-walks often: expected",
+        ),
+        (
+            "--java-data-structure",
+            "a,b",
+            "--java-data-structure a,b: expected",
+        ),
+    ] {
+        let done = run(
+            memlens().args(["record", "--java", option, value, "--", "java", "-version"]),
+            &format!("record --java {option} {value}"),
+        );
+        assert_eq!(done.code, 2, "{}", done.stderr);
+        assert!(done.stderr.contains(message), "{}", done.stderr);
+    }
 }

@@ -12,10 +12,8 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ARTIFACTS, MEMLENS, compileProgram, launchBrowser, openPage, prepare, serveMemlens } from "./support.mjs";
-
-/** The chart transition length (partition_chart.ts) plus a margin. */
-const SETTLE_MS = 900;
+import { MEMLENS, compileProgram, launchBrowser, openPage, prepare, serveMemlens } from "./support.mjs";
+import { lensState, nodePoint, openHeap, settle, shot } from "./heap_page.mjs";
 
 /**
  * A Python run whose peak is owned by what is gone at the end: a large list of dicts
@@ -60,46 +58,18 @@ after(async () => {
 });
 
 /** A fresh page on `address` once the heap lens has drawn its first tree. */
-async function open(address, width = 1440) {
-  const page = await openPage(browser, address, { width, height: 1000 });
-  await page.waitForSelector('[data-testid="local-view"] g.node');
+function open(address, width = 1440) {
+  return openHeap(browser, address, width);
+}
+
+/** Groups by thread first and drills into the worker thread. */
+async function drillIntoWorker(page) {
+  await page.click('[data-testid="classifier-up-thread"]');
   await settle(page);
-  return page;
-}
-
-async function settle(page) {
-  await page.waitForFunction(() => document.querySelector('[data-testid="heap-lens"]')?.dataset.busy !== "1");
-  await page.waitForTimeout(SETTLE_MS);
-}
-
-async function shot(page, name) {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
-}
-
-function lensState(page) {
-  return page.$eval('[data-testid="heap-lens"]', (el) => ({
-    time: Number(el.dataset.time),
-    drill: JSON.parse(el.dataset.drill),
-    shown: JSON.parse(el.dataset.shown || "null"),
-  }));
-}
-
-/** A point inside a node's shape, in viewport coordinates (scrolled into view first). */
-async function nodePoint(page, view, key) {
-  await page.$eval(`[data-testid="${view}-view"]`, (v) => v.scrollIntoView({ block: "center" }));
-  const point = await page.$eval(`[data-testid="${view}-view"] g.node[data-key="${key}"] path`, (p) => {
-    const box = p.getBBox();
-    let best = null;
-    for (let i = 1; i < 24 && !best; i++) {
-      for (let j = 1; j < 24 && !best; j++) {
-        const pt = new DOMPoint(box.x + (box.width * i) / 24, box.y + (box.height * j) / 24);
-        if (p.isPointInFill(pt)) best = pt.matrixTransform(p.getScreenCTM());
-      }
-    }
-    return best && { x: best.x, y: best.y };
-  });
-  assert.ok(point, `node ${key} of the ${view} view has no area`);
-  return point;
+  const worker = await page.$eval('[data-testid="global-view"] g.node[data-depth="1"][data-label^="worker"]', (n) => n.dataset.key);
+  const { x, y } = await nodePoint(page, "local", worker);
+  await page.mouse.click(x, y);
+  await settle(page);
 }
 
 test("at a Python run's peak the largest group is named, and Other opens", async () => {
@@ -174,12 +144,7 @@ test("search highlights matches and drills to the function", async () => {
 
 test("a copied URL restores the lens, grouping, time and drill-down", async () => {
   const page = await open(leaky.url);
-  await page.click('[data-testid="classifier-up-thread"]');
-  await settle(page);
-  const worker = await page.$eval('[data-testid="global-view"] g.node[data-depth="1"][data-label^="worker"]', (n) => n.dataset.key);
-  const { x, y } = await nodePoint(page, "local", worker);
-  await page.mouse.click(x, y);
-  await settle(page);
+  await drillIntoWorker(page);
   await page.click('[data-testid="prev-time"]');
   await settle(page);
   const state = await lensState(page);
@@ -205,12 +170,7 @@ test("a copied URL restores the lens, grouping, time and drill-down", async () =
 
 test("regrouping after a drill-down keeps no stale path", async () => {
   const page = await open(leaky.url);
-  await page.click('[data-testid="classifier-up-thread"]');
-  await settle(page);
-  const worker = await page.$eval('[data-testid="global-view"] g.node[data-depth="1"][data-label^="worker"]', (n) => n.dataset.key);
-  const { x, y } = await nodePoint(page, "local", worker);
-  await page.mouse.click(x, y);
-  await settle(page);
+  await drillIntoWorker(page);
   assert.equal((await lensState(page)).shown.length, 1);
   // site first again: the thread's name names no site.
   await page.click('[data-testid="classifier-up-site"]');
@@ -219,6 +179,24 @@ test("regrouping after a drill-down keeps no stale path", async () => {
   assert.deepEqual(state.drill, []);
   const notice = await page.$eval('[data-testid="heap-lens"]', (el) => el.textContent);
   assert.ok(!notice.includes("has no live memory"), "no stale-path notice");
+  await page.close();
+});
+
+test("closest-domain-site groups by the domain prefixes typed beside it", async () => {
+  const page = await open(leaky.url);
+  await page.click('[data-testid="classifier-remove-thread"]');
+  await settle(page);
+  await page.selectOption('[data-testid="classifier-add"]', "closest-domain-site");
+  await page.fill('[data-testid="domain-input"]', "remember_, late_");
+  await page.press('[data-testid="domain-input"]', "Enter");
+  await page.$eval('[data-testid="domain-input"]', (i) => i.blur());
+  await settle(page);
+  assert.match(page.url(), /domain=remember_%2C(\+|%20)?late_/);
+  const second = await page.$$eval('[data-testid="global-view"] g.node[data-depth="2"]', (ns) => ns.map((n) => n.dataset.label));
+  assert.ok(second.some((l) => l.startsWith("remember_request")), `${second}`);
+  assert.ok(second.some((l) => l === "<no domain frame>"), `refill_cache has no domain frame: ${second}`);
+  await shot(page, "daily-07-domain");
+  assert.deepEqual(page.errors, []);
   await page.close();
 });
 

@@ -11,14 +11,12 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ARTIFACTS, MEMLENS, compileProgram, launchBrowser, openPage, prepare, serveMemlens } from "./support.mjs";
+import { MEMLENS, compileProgram, launchBrowser, prepare, serveMemlens } from "./support.mjs";
 import { syntheticNodeCount, syntheticReport, withData } from "./synthetic.mjs";
+import { lensState, nodePoint, openHeap, settle, shot } from "./heap_page.mjs";
 
 /** A fan-out too wide for SVG: 1 + 20 + 400 + 6000 nodes. */
 const FANOUT_CANVAS = [20, 20, 15];
-
-/** The chart transition length (partition_chart.ts) plus a margin. */
-const SETTLE_MS = 900;
 
 let work;
 let trace;
@@ -47,21 +45,9 @@ after(async () => {
 });
 
 /** A fresh page on `address`, once the heap lens has drawn its first tree. */
-async function open(address) {
-  const page = await openPage(browser, address, { width: 1440, height: 1000 });
-  await page.waitForSelector('[data-testid="local-view"] g.node');
-  await settle(page);
-  return page;
-}
-
-/** Waits until no data is loading and the transitions are over. */
-async function settle(page) {
-  await page.waitForFunction(() => document.querySelector('[data-testid="heap-lens"]')?.dataset.busy !== "1");
-  await page.waitForTimeout(SETTLE_MS);
-}
-
-async function shot(page, name) {
-  await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+/** A fresh page on `address`, once the heap lens has drawn its first tree. */
+function open(address) {
+  return openHeap(browser, address);
 }
 
 /** Labels of the chart's nodes at `depth` below its root. */
@@ -71,45 +57,12 @@ function labels(page, view, depth) {
   );
 }
 
-function lensState(page) {
-  return page.$eval('[data-testid="heap-lens"]', (el) => ({
-    time: Number(el.dataset.time),
-    drill: JSON.parse(el.dataset.drill),
-    shown: JSON.parse(el.dataset.shown || "null"),
-    chart: el.dataset.chart,
-  }));
-}
-
 function localRoot(page) {
   return page.$eval('[data-testid="local-view"] g.node.root', (n) => n.dataset.label);
 }
 
 function pathOf(page, view, key) {
   return page.$eval(`[data-testid="${view}-view"] g.node[data-key="${key}"] path`, (p) => p.getAttribute("d"));
-}
-
-/** A point inside the node's shape, in page coordinates (an arc's box centre may be
- * outside the arc). */
-async function nodePoint(page, view, key) {
-  await page.$eval(`[data-testid="${view}-view"]`, (v) => v.scrollIntoView({ block: "center" }));
-  const point = await page.$eval(`[data-testid="${view}-view"] g.node[data-key="${key}"] path`, (p) => {
-    const box = p.getBBox();
-    const inside = [];
-    for (let i = 1; i < 24; i++) {
-      for (let j = 1; j < 24; j++) {
-        const pt = new DOMPoint(box.x + (box.width * i) / 24, box.y + (box.height * j) / 24);
-        if (p.isPointInFill(pt)) inside.push(pt);
-      }
-    }
-    if (inside.length === 0) return null;
-    const cx = inside.reduce((s, q) => s + q.x, 0) / inside.length;
-    const cy = inside.reduce((s, q) => s + q.y, 0) / inside.length;
-    inside.sort((a, b) => Math.hypot(a.x - cx, a.y - cy) - Math.hypot(b.x - cx, b.y - cy));
-    const screen = inside[0].matrixTransform(p.getScreenCTM());
-    return { x: screen.x, y: screen.y };
-  });
-  assert.ok(point, `node ${key} of the ${view} view has no area to click`);
-  return point;
 }
 
 async function clickNode(page, view, key) {

@@ -17,6 +17,8 @@ import type {
 
 export interface TreeQuery {
   by: string[];
+  /** Function-name prefixes for `closest-domain-site` (none when left out). */
+  domain?: string[];
   /** Times to return; empty means every time the source holds. */
   times: TimeNs[];
   metric: Metric;
@@ -45,7 +47,7 @@ export class HeapApi {
   async trees(q: TreeQuery): Promise<TreeResponse> {
     const by = q.by.join(",");
     if (this.source.kind === "live") {
-      return this.source.json("heap/tree", { by, times: q.times.join(","), metric: q.metric, sort: q.sort });
+      return this.source.json("heap/tree", { by, times: q.times.join(","), metric: q.metric, sort: q.sort, ...domainParam(q.domain ?? []) });
     }
     let all: TreeResponse;
     try {
@@ -62,20 +64,26 @@ export class HeapApi {
   }
 
   /** The heaviest call stacks of the node at `path` at time `time` (live sources only). */
-  stacks(by: string[], path: readonly string[], time: TimeNs, top: number): Promise<StacksDoc> {
+  stacks(by: string[], domain: string[], path: readonly string[], time: TimeNs, top: number): Promise<StacksDoc> {
     if (this.source.kind !== "live") {
       return Promise.reject(new DataError("A report holds no call stacks; run `memlens view` to see them."));
     }
-    return this.source.json("heap/stacks", { by: by.join(","), path: JSON.stringify(path), time, top });
+    return this.source.json("heap/stacks", { by: by.join(","), path: JSON.stringify(path), time, top, ...domainParam(domain) });
   }
 
-  async growth(by: string[], top: number): Promise<GrowthDoc> {
+  async growth(by: string[], top: number, domain: string[] = []): Promise<GrowthDoc> {
     try {
-      return await this.source.json("heap/growth", { by: by.join(","), top });
+      return await this.source.json("heap/growth", { by: by.join(","), top, ...domainParam(domain) });
     } catch (e) {
       if (this.source.kind === "live") throw e;
       const held = this.source.held("heap/growth")[0]?.by ?? "nothing";
       throw new DataError(`This report ranks suspects grouped by ${held} only.`);
     }
   }
+}
+
+/** The `domain` parameter: present only when there are prefixes (a report keys its
+ * answers by their parameters, and holds none with a domain). */
+function domainParam(domain: string[]): { domain?: string } {
+  return domain.length > 0 ? { domain: domain.join(",") } : {};
 }

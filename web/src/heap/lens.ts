@@ -114,6 +114,7 @@ export class HeapLens {
       time: last,
       drill: [],
       pinned: [],
+      domain: [],
     });
     this.timeline = new TimelineChart({
       togglePoint: (t) => this.togglePinned(t),
@@ -193,9 +194,15 @@ export class HeapLens {
   set(patch: Partial<HeapState>): void {
     const before = this.state;
     if (patch.drill !== undefined || patch.by !== undefined) this.selected = null;
-    const regrouped = patch.by !== undefined && patch.by.join(",") !== before.by.join(",");
+    const regrouped =
+      (patch.by !== undefined && patch.by.join(",") !== before.by.join(",")) ||
+      (patch.domain !== undefined && patch.domain.join(",") !== before.domain.join(","));
     // A drill path names groups of the old grouping: keep only what still means the same.
-    if (regrouped && patch.drill === undefined) patch = { ...patch, drill: drillAfterRegroup(before.by, patch.by!, before.drill) };
+    if (regrouped && patch.drill === undefined) {
+      // A new domain changes what the domain level's keys are: the path stops before it.
+      const after = patch.domain === undefined ? (patch.by ?? before.by) : (patch.by ?? before.by).map((n) => (n === "closest-domain-site" ? "" : n));
+      patch = { ...patch, drill: drillAfterRegroup(before.by, after, before.drill) };
+    }
     this.state = { ...before, ...patch };
     if (regrouped) this.loadSuspects();
     this.toUrl();
@@ -209,6 +216,7 @@ export class HeapLens {
     const by = url.get("by")?.split(",").filter((n) => known.has(n));
     const time = Number(url.get("t"));
     const drill = parseKeys(url.get("drill"));
+    const domain = url.get("domain")?.split(",").filter((d) => d.length > 0);
     const pick = <T extends string>(key: string, values: readonly T[]): T | undefined =>
       values.find((v) => v === url.get(key));
     if (Number.isFinite(time) && url.has("t") && time >= this.meta.run.start_ns && time <= this.meta.run.end_ns) {
@@ -223,6 +231,7 @@ export class HeapLens {
       ...state,
       by: by && by.length > 0 && this.source.canRegroup ? by : state.by,
       drill: drill ?? state.drill,
+      domain: domain ?? state.domain,
       metric: pick("metric", ["bytes", "objects"] as const) ?? state.metric,
       sort: pick("sort", ["growth", "start", "end"] as const) ?? state.sort,
       chart: pick("chart", ["sunburst", "icicle"] as const) ?? state.chart,
@@ -235,6 +244,7 @@ export class HeapLens {
     const s = this.state;
     writeUrlState({
       by: s.by.join(","),
+      domain: s.domain.length > 0 ? s.domain.join(",") : null,
       t: String(s.time),
       drill: s.drill.length > 0 ? JSON.stringify(s.drill) : null,
       metric: s.metric,
@@ -252,7 +262,7 @@ export class HeapLens {
   }
 
   private combo(): Combo {
-    return { by: this.state.by, metric: this.state.metric, sort: this.state.sort };
+    return { by: this.state.by, domain: this.state.domain, metric: this.state.metric, sort: this.state.sort };
   }
 
   private timeIndex(): number {
@@ -345,10 +355,10 @@ export class HeapLens {
     window.clearTimeout(this.stackTimer);
     const path = node.node.full_key;
     if (path.length === 0 || node.node.is_other || this.source.canRegroup === false) return;
-    const { by, time } = this.state;
+    const { by, domain, time } = this.state;
     this.stackTimer = window.setTimeout(() => {
       this.stacks
-        .get(by, path, time)
+        .get(by, domain, path, time)
         .then((doc) => this.tooltip.showStacks(path, doc))
         .catch((e: unknown) => this.tooltip.showStacks(path, message(e)));
     }, STACK_DELAY_MS);
@@ -357,7 +367,7 @@ export class HeapLens {
   /** The details panel: the drill-down node and its heaviest stacks at this time. */
   private renderDetails(node: TreeNode, path: string[]): void {
     const s = this.state;
-    const key = `${s.by.join(",")}|${s.time}|${keyOf(path)}`;
+    const key = `${s.by.join(",")}|${s.domain.join(",")}|${s.time}|${keyOf(path)}`;
     if (key === this.detailsKey) return;
     this.detailsKey = key;
     const title = path.length === 0 ? "Whole heap" : path.join(" › ");
@@ -374,7 +384,7 @@ export class HeapLens {
     }
     replaceChildren(this.details, head, h("p", { class: "hint" }, "Loading its call stacks…"));
     this.stacks
-      .get(s.by, path, s.time)
+      .get(s.by, s.domain, path, s.time)
       .then((doc) => {
         if (key === this.detailsKey) replaceChildren(this.details, head, stacksDetails(doc));
       })
@@ -383,13 +393,19 @@ export class HeapLens {
       });
   }
 
+  /** Whether `closest-domain-site` is a level while no prefix is given yet. */
+  private awaitsDomain(): boolean {
+    return this.state.by.includes("closest-domain-site") && this.state.domain.length === 0;
+  }
+
   private loadSuspects(): void {
-    const by = this.state.by;
+    const { by, domain } = this.state;
+    if (this.awaitsDomain()) return;
     this.growth.loading();
     this.source
-      .growth(by, 20)
+      .growth(by, 20, domain)
       .then((doc) => {
-        if (by.join(",") !== this.state.by.join(",")) return;
+        if (by.join(",") !== this.state.by.join(",") || domain.join(",") !== this.state.domain.join(",")) return;
         this.suspects = doc.doc.suspects;
         this.render(false);
       })
@@ -402,6 +418,10 @@ export class HeapLens {
     const combo = this.combo();
     const needed = [this.state.time, ...this.state.pinned];
     this.render(animate);
+    if (this.awaitsDomain()) {
+      this.notice.show("Type the domain prefixes beside “Closest Domain Call Site” (e.g. myapp:: or com.example.) to group by it.");
+      return;
+    }
     if (this.store.missing(combo, needed).length === 0 && this.store.get(combo, this.state.time)) {
       this.prefetch(combo);
       return;

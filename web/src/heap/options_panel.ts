@@ -8,6 +8,8 @@ import type { ChartKind } from "./geometry";
 
 export interface Options {
   by: string[];
+  /** Function-name prefixes of the application's own code, for `closest-domain-site`. */
+  domain: string[];
   metric: Metric;
   sort: SortStrategy;
   scaled: boolean;
@@ -22,15 +24,35 @@ export class OptionsPanel {
   private readonly add = h("select", { class: "classifier-add", "data-testid": "classifier-add", "aria-label": "add a classifier" });
   private readonly groups: { name: keyof Options; buttons: HTMLButtonElement[] }[] = [];
   private options: Options | null = null;
+  /** The domain prefixes, shown while `closest-domain-site` is a level. */
+  private readonly domain = h("input", {
+    type: "text",
+    class: "domain-input",
+    placeholder: "e.g. myapp:: or com.example.",
+    "aria-label": "domain prefixes, comma-separated",
+    "data-testid": "domain-input",
+  });
+  private readonly domainRow = h(
+    "label",
+    { class: "option-row domain-row", title: "The closest domain call site is the innermost frame whose function starts with one of these prefixes (comma-separated)" },
+    h("span", { class: "option-label" }, "Domain"),
+    this.domain,
+  );
 
   constructor(
     private readonly classifiers: ClassifierInfo[],
     private readonly canRegroup: boolean,
     private readonly change: (patch: Partial<Options>) => void,
   ) {
+    this.domain.addEventListener("change", () => {
+      const domain = this.domain.value.split(",").map((d) => d.trim()).filter((d) => d.length > 0);
+      this.change({ domain });
+    });
     this.add.addEventListener("change", () => {
       const name = this.add.value;
       if (name && this.options) this.change({ by: [...this.options.by, name] });
+      // Its keys need the application's prefixes: ask for them at once.
+      if (name === "closest-domain-site") window.setTimeout(() => this.domain.focus());
     });
     this.el = h(
       "div",
@@ -40,6 +62,7 @@ export class OptionsPanel {
       this.canRegroup
         ? this.add
         : h("p", { class: "hint" }, "This report holds one grouping; run memlens view to regroup."),
+      this.domainRow,
       this.segmented<Metric>("metric", "Size", [
         { value: "bytes", label: "Bytes", title: "Size nodes by live bytes" },
         { value: "objects", label: "Objects", title: "Size nodes by live blocks" },
@@ -87,6 +110,8 @@ export class OptionsPanel {
       );
     });
     replaceChildren(this.list, ...rows);
+    this.domainRow.hidden = !options.by.includes("closest-domain-site");
+    if (document.activeElement !== this.domain) this.domain.value = options.domain.join(", ");
     const unused = this.classifiers.filter((c) => !options.by.includes(c.name));
     replaceChildren(
       this.add,

@@ -23,11 +23,11 @@ export class StackStore {
   constructor(private readonly api: HeapApi) {}
 
   /** The stacks of the node at `path` under grouping `by` at `time`. */
-  get(by: string[], path: readonly string[], time: TimeNs): Promise<StacksDoc> {
-    const key = `${by.join(",")}|${time}|${keyOf(path)}`;
+  get(by: string[], domain: string[], path: readonly string[], time: TimeNs): Promise<StacksDoc> {
+    const key = `${by.join(",")}|${domain.join(",")}|${time}|${keyOf(path)}`;
     let answer = this.answers.get(key);
     if (!answer) {
-      answer = this.api.stacks(by, path, time, STACKS_PER_NODE);
+      answer = this.api.stacks(by, domain, path, time, STACKS_PER_NODE);
       // A failed answer is asked again next time.
       answer.catch(() => this.answers.delete(key));
       this.answers.set(key, answer);

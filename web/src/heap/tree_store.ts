@@ -16,12 +16,14 @@ export interface Layers {
 /** What a memory tree depends on besides its time. */
 export interface Combo {
   by: string[];
+  /** Function-name prefixes for `closest-domain-site` (empty: none). */
+  domain: string[];
   metric: Metric;
   sort: SortStrategy;
 }
 
 export function comboKey(c: Combo): string {
-  return `${c.by.join(",")}|${c.metric}|${c.sort}`;
+  return `${c.by.join(",")}|${c.domain.join(",")}|${c.metric}|${c.sort}`;
 }
 
 export class TreeStore {

@@ -135,10 +135,9 @@ impl<'m> Engine<'m> {
                     name: cx.strings.get(threads.name[i]),
                 })
                 .collect(),
+            // `closest-domain-site` needs prefixes: the page asks for them beside it.
             classifiers: REGISTRY
                 .iter()
-                // `closest-domain-site` needs prefixes the page cannot guess.
-                .filter(|e| e.name != "closest-domain-site")
                 .map(|e| ClassifierWire {
                     name: e.name,
                     title: e.title,

@@ -9,11 +9,11 @@
 //! by its *representative* times — the first instant at or after `t_alloc`, the first
 //! instant at or after `t_free` — and segments sharing those and every attribute a
 //! classifier reads (stack, thread, type, data structure, size classes, kind) become
-//! one row carrying their total bytes and their count. Trees, the timeline and growth computed on the
-//! rows are exact at every instant; between two instants the model shows the earlier
-//! one (a block allocated and freed between two instants is never shown: it was never
-//! live at an instant). `age` and `lifetime`, which read the times themselves, are
-//! resolved to the spacing of the instants.
+//! one row carrying their total bytes and their count. Trees, the timeline and growth
+//! computed on the rows are exact at every instant; between two instants the model
+//! shows the earlier one (a block allocated and freed between two instants is never
+//! shown: it was never live at an instant). `age` and `lifetime`, which read the times
+//! themselves, are resolved to the spacing of the instants.
 //!
 //! The instants are the caller's grid (evenly spaced lines, marks, times a user asked
 //! for) plus, for every bucket between two grid lines, the instants of the bucket's

@@ -6,16 +6,9 @@
 
 import { h, replaceChildren } from "../app/dom";
 import { formatBytes, formatDuration } from "../format";
+import { frameText } from "../frames";
 import type { Site } from "../generated/vocab";
 import type { AllocMeta, BlockDetails } from "./api";
-
-/** One frame as the stack lists show it: `function (file:line)`, inlined frames marked. */
-function frameText(f: Site): string {
-  const file = f.file.split("/").pop() ?? "";
-  const where = file ? `${file}${f.line ? `:${f.line}` : ""}` : f.module;
-  const name = f.function || `0x${f.address.toString(16)}`;
-  return `${name}${where ? ` (${where})` : ""}${f.inlined ? " [inlined]" : ""}`;
-}
 
 /** A call stack, the site first, each frame whole on hover. */
 function stackList(testid: string, title: string, frames: Site[]): HTMLElement | string {

@@ -30,10 +30,13 @@ export class HeapApi {
   readonly canRegroup: boolean;
   /** Whether trees can be asked for at any time, not only at snapshot times. */
   readonly canPickAnyTime: boolean;
+  /** Whether the call stacks behind a node can be asked for (a report holds none). */
+  readonly hasStacks: boolean;
 
   constructor(private readonly source: Source) {
     this.canRegroup = source.kind === "live";
     this.canPickAnyTime = source.kind === "live";
+    this.hasStacks = source.kind === "live";
   }
 
   meta(): Promise<HeapMeta> {
@@ -65,7 +68,7 @@ export class HeapApi {
 
   /** The heaviest call stacks of the node at `path` at time `time` (live sources only). */
   stacks(by: string[], domain: string[], path: readonly string[], time: TimeNs, top: number): Promise<StacksDoc> {
-    if (this.source.kind !== "live") {
+    if (!this.hasStacks) {
       return Promise.reject(new DataError("A report holds no call stacks; run `memlens view` to see them."));
     }
     return this.source.json("heap/stacks", { by: by.join(","), path: JSON.stringify(path), time, top, ...domainParam(domain) });

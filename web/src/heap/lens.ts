@@ -220,11 +220,7 @@ export class HeapLens {
     const pick = <T extends string>(key: string, values: readonly T[]): T | undefined =>
       values.find((v) => v === url.get(key));
     if (Number.isFinite(time) && url.has("t") && time >= this.meta.run.start_ns && time <= this.meta.run.end_ns) {
-      if (!this.times.some((s) => s.time_ns === time) && this.source.canPickAnyTime) {
-        this.times = [...this.times, { time_ns: time, kind: "picked", label: "picked" } as SnapshotInfo].sort(
-          (a, b) => a.time_ns - b.time_ns,
-        );
-      }
+      if (this.source.canPickAnyTime) this.addTime(time);
       if (this.times.some((s) => s.time_ns === time)) state = { ...state, time };
     }
     return {
@@ -283,13 +279,16 @@ export class HeapLens {
   }
 
   private pickTime(t: TimeNs): void {
+    this.addTime(t);
+    this.set({ time: t });
+  }
+
+  /** Makes `t` one of the lens's times (a time the user picked), if it is not yet. */
+  private addTime(t: TimeNs): void {
     if (!this.times.some((s) => s.time_ns === t)) {
       const picked: SnapshotInfo = { time_ns: t, kind: "picked", label: "picked" };
-      this.times = [...this.times, picked].sort(
-        (a, b) => a.time_ns - b.time_ns,
-      );
+      this.times = [...this.times, picked].sort((a, b) => a.time_ns - b.time_ns);
     }
-    this.set({ time: t });
   }
 
   private key(e: KeyboardEvent): void {
@@ -354,7 +353,7 @@ export class HeapLens {
     // The heaviest stack, once the pointer rests (a report holds no stacks).
     window.clearTimeout(this.stackTimer);
     const path = node.node.full_key;
-    if (path.length === 0 || node.node.is_other || this.source.canRegroup === false) return;
+    if (path.length === 0 || node.node.is_other || !this.source.hasStacks) return;
     const { by, domain, time } = this.state;
     this.stackTimer = window.setTimeout(() => {
       this.stacks
@@ -377,7 +376,7 @@ export class HeapLens {
       h("div", { class: "details-title", title }, title),
       h("div", { class: "hint" }, `${formatBytes(node.bytes)} in ${formatCount(node.objects)} blocks at ${formatDuration(s.time)}`),
     );
-    if (path.length === 0 || node.is_other || !this.source.canRegroup) {
+    if (path.length === 0 || node.is_other || !this.source.hasStacks) {
       const why = path.length === 0 ? "Drill into a group to see its call stacks." : node.is_other ? "“Other” merges several groups: open it to see each." : "A report holds no call stacks; run `memlens view` to see them.";
       replaceChildren(this.details, head, h("p", { class: "hint" }, why));
       return;

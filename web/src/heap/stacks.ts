@@ -1,13 +1,13 @@
 // The call stacks behind a node of the heap lens (`heap/stacks`): fetched once per
 // grouping, node and time and kept, and drawn as frame lists — the allocation site
-// first, each frame `function (file:line)` or `function (in module)`, inlined frames
-// marked — for the tooltip (the heaviest stack) and the details panel (the heaviest
-// few, every frame).
+// first, each frame written as every lens writes one (`frameText`) — for the tooltip
+// (the heaviest stack) and the details panel (the heaviest few, every frame).
 
 import { h } from "../app/dom";
 import type { StacksDoc, TimeNs } from "../data/types";
 import type { FrameWire } from "../generated/viewer";
 import { formatBytes, formatCount } from "../format";
+import { frameText } from "../frames";
 import type { HeapApi } from "./api";
 import { keyOf } from "./layout";
 
@@ -37,16 +37,6 @@ export class StackStore {
   }
 }
 
-/** One frame as the page writes it: `function (file:line)`, else `function (in module)`. */
-export function frameText(f: FrameWire): string {
-  const name = f.function || "??";
-  const file = f.file.split("/").pop() ?? f.file;
-  if (file && f.line > 0) return `${name} (${file}:${f.line})`;
-  if (file) return `${name} (${file})`;
-  const module = f.module.split("/").pop() ?? f.module;
-  return module ? `${name} (in ${module})` : name;
-}
-
 /** A stack's frames as a list, at most `max` of them (the rest counted). */
 export function frameList(frames: FrameWire[], max: number): HTMLElement {
   const shown = frames.slice(0, max);
@@ -58,7 +48,6 @@ export function frameList(frames: FrameWire[], max: number): HTMLElement {
         "li",
         { class: `frame kind-${f.kind}${f.inlined ? " inlined" : ""}`, title: `${frameText(f)} — ${f.module}` },
         frameText(f),
-        f.inlined ? h("span", { class: "inl" }, " inlined") : null,
       ),
     ),
   );

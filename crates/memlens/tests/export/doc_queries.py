@@ -21,6 +21,16 @@ def queries(doc):
     return found
 
 
+def checked(blocks, engine):
+    """(name, query) of every query block an engine runs, by name: the portable
+    `sql/*` ones and the engine's own `ENGINE/*`, its `ENGINE/views` apart."""
+    for name, sql in sorted(blocks.items()):
+        if name == f"{engine}/views" or not name.startswith(("sql/", f"{engine}/")):
+            continue
+        (query,) = statements(sql)
+        yield name, query
+
+
 def statements(sql):
     """The statements of a block, without their final semicolons."""
     return [s.strip() for s in sql.split(";") if s.strip()]

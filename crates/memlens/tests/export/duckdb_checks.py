@@ -24,10 +24,7 @@ def main():
     for statement in doc_queries.statements(blocks["duckdb/views"]):
         con.execute(statement)
     results = {}
-    for name, sql in sorted(blocks.items()):
-        if name == "duckdb/views" or not name.startswith(("sql/", "duckdb/")):
-            continue
-        (query,) = doc_queries.statements(sql)
+    for name, query in doc_queries.checked(blocks, "duckdb"):
         cursor = con.execute(query)
         columns = [d[0] for d in cursor.description]
         results[name] = [dict(zip(columns, row)) for row in cursor.fetchall()]

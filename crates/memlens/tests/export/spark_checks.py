@@ -38,10 +38,7 @@ def main():
     try:
         exec(blocks["spark/views"], {"spark": spark})
         results = {}
-        for name, sql in sorted(blocks.items()):
-            if name == "spark/views" or not name.startswith(("sql/", "spark/")):
-                continue
-            (query,) = doc_queries.statements(sql)
+        for name, query in doc_queries.checked(blocks, "spark"):
             results[name] = [row.asDict() for row in spark.sql(query).collect()]
     finally:
         spark.stop()

@@ -4,7 +4,8 @@
 // search drills to a function; a copied URL restores the lens, grouping, time and
 // drill-down; regrouping after a drill-down shows no stale "no live memory" notice; the
 // memory-over-time-by-group chart and the timeline have 1-2-5 ticks with units;
-// the page is never wider than the window. Screenshots go to e2e/artifacts/.
+// brushing a window on the timeline measures growth and order within it (and the URL
+// keeps it); the page is never wider than the window. Screenshots go to e2e/artifacts/.
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -197,6 +198,67 @@ test("closest-domain-site groups by the domain prefixes typed beside it", async 
   assert.ok(second.some((l) => l === "<no domain frame>"), `refill_cache has no domain frame: ${second}`);
   await shot(page, "daily-07-domain");
   assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+/** The suspects' site keys, best first. */
+function suspectSites(page) {
+  return page.$$eval('[data-testid="suspect"]', (ls) => ls.map((l) => JSON.parse(l.dataset.path)[0]));
+}
+
+test("brushing a window on the timeline ranks and orders by growth within it", async () => {
+  const page = await open(`${leaky.url}#lens=heap&by=site`);
+  await page.waitForSelector('[data-testid="suspect"]');
+  assert.ok((await suspectSites(page)).includes("late_index"), "late_index grows over the whole run");
+  // Drag over the first third of the run: late_index starts halfway, so it does not grow there.
+  await page.$eval('[data-testid="timeline"]', (t) => t.scrollIntoView({ block: "center" }));
+  const box = await (await page.$('[data-testid="timeline-hit"]')).boundingBox();
+  const y = box.y + box.height / 2;
+  await page.mouse.move(box.x + 2, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.2, y, { steps: 5 });
+  await page.mouse.move(box.x + box.width / 3, y, { steps: 5 });
+  await page.mouse.up();
+  await page.waitForSelector('[data-testid="timeline-window"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="suspects-scope"]')?.textContent.startsWith("Within"));
+  await page.waitForSelector('[data-testid="suspect"]');
+  await settle(page);
+  const window = new URLSearchParams(new URL(page.url()).hash.slice(1)).get("w");
+  assert.match(window ?? "", /^\d+-\d+$/, page.url());
+  const [from, to] = window.split("-").map(Number);
+  const sites = await suspectSites(page);
+  assert.ok(!sites.includes("late_index"), `late_index does not grow in the window: ${sites}`);
+  assert.equal(sites[0], "remember_request");
+  // Every time the lens steps through lies in the window, and the shown time is one of them.
+  const times = await page.$$eval('[data-testid="snapshot-point"]', (ps) => ps.map((p) => Number(p.dataset.time)));
+  assert.ok(times.length >= 3 && times.every((t) => t >= from && t <= to), `${from}-${to}: ${times}`);
+  const state = await lensState(page);
+  assert.ok(times.includes(state.time), `${state.time} in ${times}`);
+  // The order of the first level is the server's order by growth within the window.
+  const expected = await page.evaluate(
+    async ([f, t, at]) => {
+      const r = await fetch(`api/heap/tree?by=site&times=${at}&from=${f}&to=${t}`);
+      return (await r.json()).doc.trees[0].root.children.map((c) => c.key);
+    },
+    [from, to, state.time],
+  );
+  const shown = await page.$$eval('[data-testid="global-view"] g.node[data-depth="1"]', (ns) => ns.map((n) => n.dataset.label));
+  assert.deepEqual(shown, expected.filter((k) => shown.includes(k)));
+  await shot(page, "daily-08-window");
+  // A copied URL restores the window; "Whole run" clears it.
+  const again = await open(page.url());
+  await again.waitForSelector('[data-testid="timeline-window"]');
+  await again.waitForSelector('[data-testid="suspect"]');
+  assert.ok(!(await suspectSites(again)).includes("late_index"));
+  await again.click('[data-testid="hl-window-clear"]');
+  await again.waitForFunction(() => document.querySelector('[data-testid="suspects-scope"]')?.textContent === "Over the whole run");
+  await again.waitForSelector('[data-testid="suspect"]');
+  assert.ok((await suspectSites(again)).includes("late_index"));
+  assert.equal(await again.$('[data-testid="timeline-window"]'), null);
+  assert.ok(!again.url().includes("w="), again.url());
+  assert.deepEqual(page.errors, []);
+  assert.deepEqual(again.errors, []);
+  await again.close();
   await page.close();
 });
 

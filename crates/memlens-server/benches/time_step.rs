@@ -20,7 +20,9 @@ use std::time::{Duration, Instant};
 use memlens_heap::{
     AllocKind, FrameInfo, HeapModel, HeapModelBuilder, Metric, SortStrategy, StackId,
 };
-use memlens_server::heap::request::{ClassifierList, GrowthRequest, TimelineRequest, TreeRequest};
+use memlens_server::heap::request::{
+    ClassifierList, GrowthRequest, TimelineRequest, TreeRequest, Window,
+};
 use memlens_server::protocol::to_json;
 use memlens_server::{Engine, EngineOptions};
 
@@ -63,6 +65,7 @@ fn measure_steps(engine: &mut Engine<'_>, model: &HeapModel, chain: &str) {
         prune: true,
         path: None,
         depth: None,
+        window: None,
     };
     let first_request = request(Vec::new());
     let (first, took) = timed(|| engine.tree(&first_request).map(|a| to_json(&a).len()));
@@ -81,6 +84,7 @@ fn measure_steps(engine: &mut Engine<'_>, model: &HeapModel, chain: &str) {
             .growth(&GrowthRequest {
                 by: by.clone(),
                 top: 20,
+                window: None,
             })
             .map(|g| to_json(&g).len())
     });
@@ -122,6 +126,29 @@ fn measure_steps(engine: &mut Engine<'_>, model: &HeapModel, chain: &str) {
         );
     }
     println!("largest tree sent: {nodes} nodes");
+
+    // Brushing a window on the timeline: its own snapshot times, growth and order.
+    let window = Some(Window {
+        from_ns: end / 4,
+        to_ns: end / 2,
+    });
+    let (_, took) = timed(|| {
+        let brushed = TreeRequest {
+            window,
+            ..request(Vec::new())
+        };
+        to_json(&engine.tree(&brushed).unwrap()).len()
+    });
+    println!("brush a window: its first tree request (a new series): {took:.2?}");
+    let (_, took) = timed(|| {
+        let brushed = GrowthRequest {
+            by: by.clone(),
+            top: 20,
+            window,
+        };
+        to_json(&engine.growth(&brushed).unwrap()).len()
+    });
+    println!("brush a window: growth ranking within it: {took:.2?}");
 }
 
 fn report(what: &str, samples: &mut [Duration]) {

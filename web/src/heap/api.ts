@@ -8,12 +8,16 @@ import type {
   GrowthDoc,
   HeapMeta,
   Metric,
+  SnapshotInfo,
   SortStrategy,
   StacksDoc,
   TimeNs,
   TimelineDoc,
   TreeResponse,
 } from "../data/types";
+
+/** A time window brushed on the timeline: `[from, to]` in ns since the process start. */
+export type TimeWindowNs = readonly [TimeNs, TimeNs];
 
 export interface TreeQuery {
   by: string[];
@@ -23,6 +27,8 @@ export interface TreeQuery {
   times: TimeNs[];
   metric: Metric;
   sort: SortStrategy;
+  /** The window growth and order are measured in (the whole run when left out). */
+  window?: TimeWindowNs | null;
 }
 
 export class HeapApi {
@@ -50,7 +56,14 @@ export class HeapApi {
   async trees(q: TreeQuery): Promise<TreeResponse> {
     const by = q.by.join(",");
     if (this.source.kind === "live") {
-      return this.source.json("heap/tree", { by, times: q.times.join(","), metric: q.metric, sort: q.sort, ...domainParam(q.domain ?? []) });
+      return this.source.json("heap/tree", {
+        by,
+        times: q.times.join(","),
+        metric: q.metric,
+        sort: q.sort,
+        ...domainParam(q.domain ?? []),
+        ...windowParams(q.window ?? null),
+      });
     }
     let all: TreeResponse;
     try {
@@ -74,15 +87,25 @@ export class HeapApi {
     return this.source.json("heap/stacks", { by: by.join(","), path: JSON.stringify(path), time, top, ...domainParam(domain) });
   }
 
-  async growth(by: string[], top: number, domain: string[] = []): Promise<GrowthDoc> {
+  /** The snapshot times within `window` (live sources only: a report holds the run's). */
+  snapshots(window: TimeWindowNs): Promise<SnapshotInfo[]> {
+    return this.source.json("heap/snapshots", windowParams(window));
+  }
+
+  async growth(by: string[], top: number, domain: string[] = [], window: TimeWindowNs | null = null): Promise<GrowthDoc> {
     try {
-      return await this.source.json("heap/growth", { by: by.join(","), top, ...domainParam(domain) });
+      return await this.source.json("heap/growth", { by: by.join(","), top, ...domainParam(domain), ...windowParams(window) });
     } catch (e) {
       if (this.source.kind === "live") throw e;
       const held = this.source.held("heap/growth")[0]?.by ?? "nothing";
       throw new DataError(`This report ranks suspects grouped by ${held} only.`);
     }
   }
+}
+
+/** The `from`/`to` parameters of a window (none for the whole run). */
+function windowParams(window: TimeWindowNs | null): { from?: number; to?: number } {
+  return window ? { from: window[0], to: window[1] } : {};
 }
 
 /** The `domain` parameter: present only when there are prefixes (a report keys its

@@ -3,24 +3,28 @@
 
 import { h, replaceChildren } from "../app/dom";
 import type { Suspect } from "../data/types";
-import { formatBytes, formatSignedBytes } from "../format";
+import { formatBytes, formatDuration, formatSignedBytes } from "../format";
 
 export class GrowthPanel {
   readonly el: HTMLElement;
   private readonly list = h("ol", { class: "suspects", "data-testid": "suspects" });
   private readonly status = h("p", { class: "hint" }, "Ranking…");
+  private readonly scope = h("p", { class: "hint", "data-testid": "suspects-scope" }, "Over the whole run");
 
   constructor(private readonly pick: (path: string[]) => void) {
     this.el = h(
       "div",
       { class: "growth" },
       h("h3", { title: "Groups whose live memory grows steadily over the run, ranked by growth × monotonicity × fit × persistence" }, "Leak suspects"),
+      this.scope,
       this.status,
       this.list,
     );
   }
 
-  loading(): void {
+  /** Ranking anew, over `window` (the whole run when `null`). */
+  loading(window: readonly [number, number] | null = null): void {
+    this.scope.textContent = window ? `Within ${formatDuration(window[0])} – ${formatDuration(window[1])}` : "Over the whole run";
     this.status.textContent = "Ranking…";
     this.status.hidden = false;
     replaceChildren(this.list);
@@ -33,7 +37,7 @@ export class GrowthPanel {
 
   render(suspects: Suspect[], selected: string[]): void {
     this.status.hidden = suspects.length > 0;
-    this.status.textContent = "Nothing grows steadily in this run.";
+    this.status.textContent = "Nothing grows steadily here.";
     const top = Math.max(1, ...suspects.map((s) => s.score));
     const rows = suspects.map((s, i) => {
       const isSelected = s.full_key.join("\u001f") === selected.join("\u001f");

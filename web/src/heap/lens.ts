@@ -6,7 +6,7 @@ import { h, replaceChildren } from "../app/dom";
 import { DataError } from "../data/source";
 import type { HeapMeta, SnapshotInfo, Suspect, TimeNs, TimelineDoc, TreeNode } from "../data/types";
 import { formatBytes, formatCount, formatDuration } from "../format";
-import type { HeapApi } from "./api";
+import type { HeapApi, TimeWindowNs } from "./api";
 import { Breadcrumbs } from "./breadcrumbs";
 import { ColorScheme } from "./colors";
 import { GrowthPanel } from "./growth_panel";
@@ -43,6 +43,9 @@ export interface HeapState extends Options {
   drill: string[];
   /** Times whose small multiples the user added. */
   pinned: TimeNs[];
+  /** The window brushed on the timeline (`null`: the whole run): its snapshot times are
+   * the lens's times, and growth and the stable order are measured between its ends. */
+  window: TimeWindowNs | null;
 }
 
 /** Levels the local view shows below its root. */
@@ -89,10 +92,16 @@ export class HeapLens {
     "data-testid": "hl-search",
   });
   private readonly searchCount = h("span", { class: "hint", "data-testid": "hl-search-count" });
+  private readonly windowText = h("span", { "data-testid": "hl-window-text" });
+  private readonly windowClear = h("button", { type: "button", "data-testid": "hl-window-clear" }, "Whole run");
+  private readonly windowBar = h("div", { class: "hl-window", "data-testid": "hl-window", hidden: true }, this.windowText, this.windowClear);
 
   static async mount(container: HTMLElement, source: HeapApi, meta: HeapMeta): Promise<HeapLens> {
     const timeline = await source.timeline(600);
-    return new HeapLens(container, source, meta, timeline);
+    // A window from the URL: its snapshot times first (a report holds the run's only).
+    const window = source.canPickAnyTime ? windowFromUrl(meta) : null;
+    const times = window ? await source.snapshots(window).catch(() => null) : null;
+    return new HeapLens(container, source, meta, timeline, times && window ? { window, times } : null);
   }
 
   private constructor(
@@ -100,10 +109,11 @@ export class HeapLens {
     private readonly source: HeapApi,
     private readonly meta: HeapMeta,
     private readonly timelineDoc: TimelineDoc,
+    brushed: { window: TimeWindowNs; times: SnapshotInfo[] } | null,
   ) {
     this.store = new TreeStore(source);
     this.stacks = new StackStore(source);
-    this.times = [...meta.snapshots];
+    this.times = [...(brushed?.times ?? meta.snapshots)];
     const last = this.times[this.times.length - 1]?.time_ns ?? meta.run.end_ns;
     this.state = this.fromUrl({
       by: [...meta.default_classifiers],
@@ -115,10 +125,12 @@ export class HeapLens {
       drill: [],
       pinned: [],
       domain: [],
+      window: brushed?.window ?? null,
     });
     this.timeline = new TimelineChart({
       togglePoint: (t) => this.togglePinned(t),
       pickTime: (t) => this.pickTime(t),
+      brush: (w) => void this.setWindow(w),
     });
     this.controls = new TimeControls({
       step: (d) => this.step(d),
@@ -151,7 +163,8 @@ export class HeapLens {
         { class: "hl-main" },
         card(
           "Heap over time",
-          h("span", { class: "hint" }, "Click a point to add its tree below · ← → to travel"),
+          h("span", { class: "hint" }, source.canPickAnyTime ? "Click a point to add its tree below · drag to measure growth within a window · ← → to travel" : "Click a point to add its tree below · ← → to travel"),
+          this.windowBar,
           this.timeline.el,
           this.controls.el,
           h("h3", { class: "hl-sub" }, "By group"),
@@ -182,6 +195,7 @@ export class HeapLens {
     container.append(this.el);
     document.addEventListener("keydown", (e) => this.key(e));
     this.search.addEventListener("input", () => this.render(false));
+    this.windowClear.addEventListener("click", () => void this.setWindow(null));
     this.search.addEventListener("keydown", (e) => {
       if (e.key === "Enter") this.goToMatch();
     });
@@ -204,7 +218,8 @@ export class HeapLens {
       patch = { ...patch, drill: drillAfterRegroup(before.by, after, before.drill) };
     }
     this.state = { ...before, ...patch };
-    if (regrouped) this.loadSuspects();
+    const rewindowed = patch.window !== undefined && patch.window?.join("-") !== before.window?.join("-");
+    if (regrouped || rewindowed) this.loadSuspects();
     this.toUrl();
     void this.sync(true);
   }
@@ -219,7 +234,8 @@ export class HeapLens {
     const domain = url.get("domain")?.split(",").filter((d) => d.length > 0);
     const pick = <T extends string>(key: string, values: readonly T[]): T | undefined =>
       values.find((v) => v === url.get(key));
-    if (Number.isFinite(time) && url.has("t") && time >= this.meta.run.start_ns && time <= this.meta.run.end_ns) {
+    const [lo, hi] = state.window ?? [this.meta.run.start_ns, this.meta.run.end_ns];
+    if (Number.isFinite(time) && url.has("t") && time >= lo && time <= hi) {
       if (this.source.canPickAnyTime) this.addTime(time);
       if (this.times.some((s) => s.time_ns === time)) state = { ...state, time };
     }
@@ -247,7 +263,28 @@ export class HeapLens {
       sort: s.sort,
       chart: s.chart,
       scaled: s.scaled ? null : "0",
+      w: s.window ? s.window.join("-") : null,
     });
+  }
+
+  /** Brushes a window (its snapshot times become the lens's times), or with `null`
+   * goes back to the whole run. */
+  private async setWindow(window: TimeWindowNs | null): Promise<void> {
+    let times: SnapshotInfo[];
+    try {
+      times = window ? await this.source.snapshots(window) : [...this.meta.snapshots];
+    } catch (e) {
+      this.notice.show(message(e), "error");
+      return;
+    }
+    this.times = times;
+    const s = this.state;
+    // Keep the current time when it is still one of the times, else the window's end.
+    const held = times.some((p) => p.time_ns === s.time);
+    if (!held && !window && this.source.canPickAnyTime) this.addTime(s.time);
+    const time = held || !window ? s.time : times[times.length - 1].time_ns;
+    const [lo, hi] = window ?? [this.meta.run.start_ns, this.meta.run.end_ns];
+    this.set({ window, time, pinned: s.pinned.filter((t) => t >= lo && t <= hi) });
   }
 
   /** Drills to the largest search match. */
@@ -258,7 +295,8 @@ export class HeapLens {
   }
 
   private combo(): Combo {
-    return { by: this.state.by, domain: this.state.domain, metric: this.state.metric, sort: this.state.sort };
+    const { by, domain, metric, sort, window } = this.state;
+    return { by, domain, metric, sort, window };
   }
 
   private timeIndex(): number {
@@ -279,6 +317,9 @@ export class HeapLens {
   }
 
   private pickTime(t: TimeNs): void {
+    // Inside a window, a click picks a time within it.
+    const w = this.state.window;
+    if (w) t = Math.max(w[0], Math.min(w[1], t));
     this.addTime(t);
     this.set({ time: t });
   }
@@ -345,7 +386,7 @@ export class HeapLens {
         parentValue: valueOf(parent, this.state.metric),
         heapValue: valueOf(root, this.state.metric),
         metric: this.state.metric,
-        windowStartNs: this.meta.run.start_ns,
+        windowStartNs: this.state.window?.[0] ?? this.meta.run.start_ns,
         hint: node.hasChildren ? "Click to drill down" : undefined,
       },
       event,
@@ -398,13 +439,14 @@ export class HeapLens {
   }
 
   private loadSuspects(): void {
-    const { by, domain } = this.state;
+    const { by, domain, window } = this.state;
     if (this.awaitsDomain()) return;
-    this.growth.loading();
+    this.growth.loading(window);
     this.source
-      .growth(by, 20, domain)
+      .growth(by, 20, domain, window)
       .then((doc) => {
-        if (by.join(",") !== this.state.by.join(",") || domain.join(",") !== this.state.domain.join(",")) return;
+        const same = (a: readonly unknown[] | null, b: readonly unknown[] | null) => (a ?? []).join(",") === (b ?? []).join(",");
+        if (!same(by, this.state.by) || !same(domain, this.state.domain) || !same(window, this.state.window)) return;
         this.suspects = doc.doc.suspects;
         this.render(false);
       })
@@ -506,7 +548,13 @@ export class HeapLens {
       current: s.time,
       pinned,
       canPick: this.source.canPickAnyTime,
+      window: s.window,
     });
+    this.windowBar.hidden = !s.window;
+    if (s.window) {
+      const [from, to] = s.window;
+      this.windowText.textContent = `Window ${formatDuration(from)} – ${formatDuration(to)} (${formatDuration(to - from)}): growth and order measured within it`;
+    }
     this.el.dataset.time = String(s.time);
     this.el.dataset.chart = s.chart;
     this.el.dataset.drill = JSON.stringify(s.drill);
@@ -517,7 +565,8 @@ export class HeapLens {
     const colors = this.colorsFor(combo, root);
     const layers = this.store.layersOf(combo);
     if (layers && layers.layers.length > 0) {
-      this.stacked.render({ data: layers, metric: s.metric, colors, current: s.time, window: this.timelineDoc.window });
+      const shown = s.window ? { start_ns: s.window[0], end_ns: s.window[1] } : this.timelineDoc.window;
+      this.stacked.render({ data: layers, metric: s.metric, colors, current: s.time, window: shown });
     }
     let largest = valueOf(root, s.metric);
     for (const t of totals.values()) largest = Math.max(largest, s.metric === "bytes" ? t.bytes : t.objects);
@@ -589,6 +638,14 @@ export class HeapLens {
     this.searchCount.textContent = marked ? `${matches.length} match${matches.length === 1 ? "" : "es"}${matches.length ? " · Enter to go" : ""}` : "";
     this.el.dataset.shown = JSON.stringify(drill.path);
   }
+}
+
+/** The window in the page's URL (`w=FROM-TO`, ns), when it lies inside the run. */
+function windowFromUrl(meta: HeapMeta): TimeWindowNs | null {
+  const m = /^(\d+)-(\d+)$/.exec(readUrlState().get("w") ?? "");
+  if (!m) return null;
+  const [from, to] = [Number(m[1]), Number(m[2])];
+  return from < to && from >= meta.run.start_ns && to <= meta.run.end_ns ? [from, to] : null;
 }
 
 /** A drill path from the URL: a JSON array of strings, else `undefined`. */

@@ -1,6 +1,8 @@
 // The timeline: live heap (bytes or objects) over the run as a line over its min–max
 // envelope, the snapshot times as clickable points (a click toggles that time's small
-// multiple), the program's marks, and the current time always shown.
+// multiple), the program's marks, and the current time always shown. Dragging across
+// it brushes a time window (growth and order are then measured within it), shaded
+// until it is cleared.
 
 import { scaleLinear } from "d3-scale";
 import { select, type Selection } from "d3-selection";
@@ -20,14 +22,21 @@ export interface TimelineView {
   marks: { time_ns: TimeNs; name: string }[];
   current: TimeNs;
   pinned: ReadonlySet<TimeNs>;
-  /** Whether a click on the curve may pick a time that is not a snapshot time. */
+  /** Whether a click on the curve may pick a time that is not a snapshot time, and a
+   * drag may brush a window. */
   canPick: boolean;
+  /** The brushed window, if any. */
+  window: readonly [TimeNs, TimeNs] | null;
 }
 
 export interface TimelineEvents {
   togglePoint(time: TimeNs): void;
   pickTime(time: TimeNs): void;
+  brush(window: [TimeNs, TimeNs]): void;
 }
+
+/** A drag shorter than this (px) is a click. */
+const MIN_BRUSH_PX = 6;
 
 const PAD = { left: 64, right: 16, top: 18, bottom: 24 };
 
@@ -55,7 +64,7 @@ export class TimelineChart {
     const height = this.el.clientHeight;
     if (!width || !height) return;
     // A time step only moves the current-time marker and restyles points.
-    const shape = `${width}x${height}|${view.metric}|${view.canPick}|${view.points.map((p) => `${p.time_ns}:${p.value ?? ""}`).join(",")}`;
+    const shape = `${width}x${height}|${view.metric}|${view.canPick}|${view.window?.join("-") ?? ""}|${view.points.map((p) => `${p.time_ns}:${p.value ?? ""}`).join(",")}`;
     if (shape !== this.shape) {
       this.shape = shape;
       this.draw(view, width, height);
@@ -94,25 +103,65 @@ export class TimelineChart {
     const svg = this.svg.attr("width", width).attr("height", height);
     svg.selectAll("*").remove();
 
-    // Background: a click picks a time (live) or the nearest snapshot time (report).
-    svg
+    // Background: a click picks a time (live) or the nearest snapshot time (report); a
+    // drag brushes a window (live).
+    const hit = svg
       .append("rect")
       .attr("class", "tl-hit")
+      .attr("data-testid", "timeline-hit")
       .attr("x", PAD.left)
       .attr("y", PAD.top)
       .attr("width", Math.max(0, width - PAD.left - PAD.right))
-      .attr("height", Math.max(0, height - PAD.top - PAD.bottom))
-      .on("click", (event: MouseEvent) => {
-        const [mx] = pointer(event, this.el);
-        const t = Math.round(x.invert(mx));
-        if (view.canPick) this.events.pickTime(clampTime(t, timeline));
-        else {
-          const nearest = view.points.reduce((best, p) =>
-            Math.abs(p.time_ns - t) < Math.abs(best.time_ns - t) ? p : best,
-          );
-          this.events.pickTime(nearest.time_ns);
+      .attr("height", Math.max(0, height - PAD.top - PAD.bottom));
+    const clickAt = (mx: number) => {
+      const t = Math.round(x.invert(mx));
+      if (view.canPick) this.events.pickTime(clampTime(t, timeline));
+      else {
+        const nearest = view.points.reduce((best, p) => (Math.abs(p.time_ns - t) < Math.abs(best.time_ns - t) ? p : best));
+        this.events.pickTime(nearest.time_ns);
+      }
+    };
+    hit.on("pointerdown", (down: PointerEvent) => {
+      const [x0] = pointer(down, this.el);
+      const left = PAD.left;
+      const right = width - PAD.right;
+      const clampX = (v: number) => Math.max(left, Math.min(right, v));
+      const ghost = view.canPick
+        ? svg.append("rect").attr("class", "tl-brush").attr("y", PAD.top).attr("height", Math.max(0, height - PAD.top - PAD.bottom)).attr("x", x0).attr("width", 0)
+        : null;
+      const move = (e: PointerEvent) => {
+        const [x1] = pointer(e, this.el);
+        const [a, b] = [clampX(Math.min(x0, x1)), clampX(Math.max(x0, x1))];
+        ghost?.attr("x", a).attr("width", b - a);
+      };
+      const up = (e: PointerEvent) => {
+        window.removeEventListener("pointermove", move);
+        window.removeEventListener("pointerup", up);
+        ghost?.remove();
+        const [x1] = pointer(e, this.el);
+        if (!view.canPick || Math.abs(x1 - x0) < MIN_BRUSH_PX) {
+          clickAt(x0);
+          return;
         }
-      });
+        const [a, b] = [clampX(Math.min(x0, x1)), clampX(Math.max(x0, x1))];
+        const from = clampTime(Math.round(x.invert(a)), timeline);
+        const to = clampTime(Math.round(x.invert(b)), timeline);
+        if (to > from) this.events.brush([from, to]);
+      };
+      window.addEventListener("pointermove", move);
+      window.addEventListener("pointerup", up);
+    });
+    if (view.window) {
+      const [a, b] = view.window.map((t) => x(t));
+      svg
+        .append("rect")
+        .attr("class", "tl-window")
+        .attr("data-testid", "timeline-window")
+        .attr("x", a)
+        .attr("y", PAD.top)
+        .attr("width", Math.max(1, b - a))
+        .attr("height", Math.max(0, height - PAD.top - PAD.bottom));
+    }
 
     const grid = svg.append("g").attr("class", "tl-grid");
     for (const { value: v, label } of yTicks) {

@@ -3,7 +3,7 @@
 // first-level groups over those times (the stacked chart's layers).
 // Concurrent requests for the same trees are made once.
 
-import type { HeapApi } from "./api";
+import type { HeapApi, TimeWindowNs } from "./api";
 import type { HeapPoint, Metric, SortStrategy, TimeNs, TreeNode } from "../data/types";
 import type { LayerWire } from "../generated/viewer";
 
@@ -20,10 +20,12 @@ export interface Combo {
   domain: string[];
   metric: Metric;
   sort: SortStrategy;
+  /** The brushed window (`null`: the whole run): growth and order are measured in it. */
+  window: TimeWindowNs | null;
 }
 
 export function comboKey(c: Combo): string {
-  return `${c.by.join(",")}|${c.domain.join(",")}|${c.metric}|${c.sort}`;
+  return `${c.by.join(",")}|${c.domain.join(",")}|${c.metric}|${c.sort}|${c.window?.join("-") ?? ""}`;
 }
 
 export class TreeStore {

@@ -15,10 +15,10 @@ use serde_json::value::RawValue;
 
 use super::drill;
 use super::request::{
-    ClassifierList, GrowthRequest, MAX_SUSPECTS, STACK_FRAMES, StacksRequest, TimelineRequest,
-    TreeRequest,
+    GrowthRequest, MAX_SUSPECTS, STACK_FRAMES, SnapshotsRequest, StacksRequest, TimelineRequest,
+    TreeRequest, Window,
 };
-use super::series_cache::{SeriesCache, TreeChoice, TreesAnswer};
+use super::series_cache::{SeriesCache, SeriesKey, TreeChoice, TreesAnswer};
 use super::snapshots::{Snapshot, snapshot_plan};
 use crate::error::ApiError;
 use crate::protocol::{
@@ -67,8 +67,10 @@ pub struct Engine<'m> {
     model: &'m HeapModel,
     options: EngineOptions,
     snapshots: Vec<Snapshot>,
+    /// The snapshot times of the windows asked for lately.
+    window_plans: Vec<(Window, Vec<Snapshot>)>,
     series: SeriesCache<'m>,
-    suspects: Vec<(ClassifierList, Vec<Suspect>)>,
+    suspects: Vec<(SeriesKey, Vec<Suspect>)>,
     timelines: Vec<(usize, TimelineWire)>,
 }
 
@@ -77,13 +79,13 @@ impl<'m> Engine<'m> {
     /// Fails when the default classifier list is not valid.
     pub fn new(model: &'m HeapModel, options: EngineOptions) -> Result<Self, ApiError> {
         parse_classifiers(&options.default_classifiers, ClassifierOptions::default())?;
-        let snapshots = snapshot_plan(model, options.points);
-        let base_times = snapshots.iter().map(|s| s.time_ns).collect();
+        let snapshots = snapshot_plan(model, options.points, None);
         Ok(Engine {
             model,
             options,
             snapshots,
-            series: SeriesCache::new(model, base_times),
+            window_plans: Vec::new(),
+            series: SeriesCache::new(model),
             suspects: Vec::new(),
             timelines: Vec::new(),
         })
@@ -97,6 +99,46 @@ impl<'m> Engine<'m> {
     /// The snapshot times.
     pub fn snapshots(&self) -> &[Snapshot] {
         &self.snapshots
+    }
+
+    /// The snapshot times within `window` (the whole run's when `None`); fails when the
+    /// window is not inside the run.
+    fn plan(&mut self, window: Option<Window>) -> Result<&[Snapshot], ApiError> {
+        let Some(window) = window else {
+            return Ok(&self.snapshots);
+        };
+        let run = self.model.run();
+        if window.from_ns < run.start_ns || window.to_ns > run.end_ns {
+            return Err(ApiError::bad_request(format!(
+                "the window {} to {} ns is not inside the recorded run ({} to {} ns)",
+                window.from_ns, window.to_ns, run.start_ns, run.end_ns
+            )));
+        }
+        let index = match self.window_plans.iter().position(|(w, _)| *w == window) {
+            Some(i) => i,
+            None => {
+                let plan =
+                    snapshot_plan(self.model, self.options.points, Some(window.time_window()));
+                if self.window_plans.len() == SMALL_CACHE {
+                    self.window_plans.remove(0);
+                }
+                self.window_plans.push((window, plan));
+                self.window_plans.len() - 1
+            }
+        };
+        Ok(&self.window_plans[index].1)
+    }
+
+    /// `snapshots`: the snapshot times within a window.
+    pub fn window_snapshots(
+        &mut self,
+        request: SnapshotsRequest,
+    ) -> Result<Vec<SnapshotWire<'_>>, ApiError> {
+        Ok(self
+            .plan(request.window)?
+            .iter()
+            .map(snapshot_wire)
+            .collect())
     }
 
     /// `meta`.
@@ -145,15 +187,7 @@ impl<'m> Engine<'m> {
                 })
                 .collect(),
             default_classifiers: self.options.default_names(),
-            snapshots: self
-                .snapshots
-                .iter()
-                .map(|s| SnapshotWire {
-                    time_ns: s.time_ns,
-                    kind: s.kind.name(),
-                    label: &s.label,
-                })
-                .collect(),
+            snapshots: self.snapshots.iter().map(snapshot_wire).collect(),
             notes: model.diagnostics().messages(),
         }
     }
@@ -210,7 +244,13 @@ impl<'m> Engine<'m> {
             sort: request.sort,
             prune: request.prune,
         };
-        let answer = self.series.trees(&request.by, &request.times, choice)?;
+        let base: Vec<u64> = self
+            .plan(request.window)?
+            .iter()
+            .map(|s| s.time_ns)
+            .collect();
+        let key = (request.by.clone(), request.window);
+        let answer = self.series.trees(&key, &base, &request.times, choice)?;
         Ok(tree_answer(&answer, request))
     }
 
@@ -222,7 +262,9 @@ impl<'m> Engine<'m> {
 
     /// `growth`.
     pub fn growth(&mut self, request: &GrowthRequest) -> Result<GrowthAnswerWire, ApiError> {
-        let index = match self.suspects.iter().position(|(by, _)| by == &request.by) {
+        let key = (request.by.clone(), request.window);
+        self.plan(request.window)?;
+        let index = match self.suspects.iter().position(|(k, _)| k == &key) {
             Some(i) => i,
             None => {
                 let options = ClassifierOptions {
@@ -233,13 +275,14 @@ impl<'m> Engine<'m> {
                 let query = GrowthQuery {
                     samples: GROWTH_SAMPLES,
                     limit: Some(MAX_SUSPECTS),
+                    window: request.window.map(Window::time_window),
                     ..GrowthQuery::new(chain)
                 };
                 let suspects = growth_suspects(self.model, &query)?;
                 if self.suspects.len() == SMALL_CACHE {
                     self.suspects.remove(0);
                 }
-                self.suspects.push((request.by.clone(), suspects));
+                self.suspects.push((key, suspects));
                 self.suspects.len() - 1
             }
         };
@@ -305,6 +348,14 @@ impl Engine<'_> {
                 })
                 .collect(),
         })
+    }
+}
+
+fn snapshot_wire(s: &Snapshot) -> SnapshotWire<'_> {
+    SnapshotWire {
+        time_ns: s.time_ns,
+        kind: s.kind.name(),
+        label: &s.label,
     }
 }
 

@@ -7,8 +7,13 @@
 //! |---|---|
 //! | `meta` | run, totals, marks, threads, classifiers, default classifiers, snapshot times, notes |
 //! | `timeline?points` | the heap over the run in `points` buckets (default 600) |
-//! | `tree?by&times&metric&sort&prune&path&depth` | memory trees at some times ([`request::TreeRequest`]) |
-//! | `growth?by&top` | the leak suspects of a grouping |
+//! | `snapshots?from&to` | the snapshot times within a window |
+//! | `tree?by&times&metric&sort&prune&path&depth&from&to` | memory trees at some times ([`request::TreeRequest`]) |
+//! | `growth?by&top&from&to` | the leak suspects of a grouping |
+//!
+//! `from`/`to` (ns) is a window the user brushed on the timeline: its snapshot times
+//! are its own, and growth, the growth ranking and the stable order are measured
+//! between its ends; without them, the whole run.
 //! | `stacks?by&path&time&top` | the heaviest call stacks of one node at one instant ([`request::StacksRequest`]) |
 //!
 //! Fast steps: memory-tree series are built once per classifier list (one pass over
@@ -35,7 +40,9 @@ use crate::protocol::{LensWire, to_json};
 pub use engine::{Engine, EngineOptions};
 pub use snapshots::{Snapshot, SnapshotKind, snapshot_plan};
 
-use request::{ClassifierList, GrowthRequest, StacksRequest, TimelineRequest, TreeRequest};
+use request::{
+    ClassifierList, GrowthRequest, SnapshotsRequest, StacksRequest, TimelineRequest, TreeRequest,
+};
 use worker::EngineHandle;
 
 /// Timeline buckets the page asks for (`web/src/heap/lens.ts`).
@@ -72,10 +79,12 @@ impl HeapLens {
                 prune: true,
                 path: None,
                 depth: None,
+                window: None,
             });
             let _ = e.growth(&GrowthRequest {
                 by: warm_by,
                 top: PAGE_SUSPECTS,
+                window: None,
             });
         });
         Ok(HeapLens { engine, default_by })
@@ -115,6 +124,10 @@ impl LensApi for HeapLens {
                 });
                 answer
             }
+            "snapshots" => {
+                let request = SnapshotsRequest::from_query(query)?;
+                self.call(move |e| Ok(ApiBody::json(to_json(&e.window_snapshots(request)?))))
+            }
             "growth" => {
                 let request = GrowthRequest::from_query(query, &self.default_by)?;
                 self.call(move |e| Ok(ApiBody::json(to_json(&e.growth(&request)?))))
@@ -126,7 +139,7 @@ impl LensApi for HeapLens {
             other => Err(ApiError {
                 status: 404,
                 message: format!(
-                    "the heap lens has no route `{other}`: use meta, timeline, tree, growth or stacks"
+                    "the heap lens has no route `{other}`: use meta, timeline, snapshots, tree, growth or stacks"
                 ),
             }),
         }

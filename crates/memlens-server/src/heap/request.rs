@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use memlens_heap::{Metric, SortStrategy};
+use memlens_heap::{Metric, SortStrategy, TimeWindow};
 
 use crate::error::ApiError;
 
@@ -57,6 +57,56 @@ impl ClassifierList {
     }
 }
 
+/// A time window the user brushed on the timeline (`from` and `to`, ns): growth, the
+/// stable order and the snapshot times are measured within it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Window {
+    /// First instant.
+    pub from_ns: u64,
+    /// Last instant, after `from_ns`.
+    pub to_ns: u64,
+}
+
+impl Window {
+    /// As the heap engine's window.
+    pub fn time_window(self) -> TimeWindow {
+        TimeWindow {
+            start_ns: self.from_ns,
+            end_ns: self.to_ns,
+        }
+    }
+
+    /// `from`/`to` (both or neither); `from` before `to`.
+    fn parse(query: &Query) -> Result<Option<Window>, ApiError> {
+        match (number::<u64>(query, "from")?, number::<u64>(query, "to")?) {
+            (None, None) => Ok(None),
+            (Some(from_ns), Some(to_ns)) if from_ns < to_ns => Ok(Some(Window { from_ns, to_ns })),
+            (Some(from), Some(to)) => Err(ApiError::bad_request(format!(
+                "`from={from}` is not before `to={to}`: a window needs a start before its end"
+            ))),
+            _ => Err(ApiError::bad_request(
+                "a window needs both `from` and `to` (ns since the process start)",
+            )),
+        }
+    }
+}
+
+/// `GET api/heap/snapshots`: the snapshot times within a window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SnapshotsRequest {
+    /// The window; `None` is the whole run (as `meta` lists).
+    pub window: Option<Window>,
+}
+
+impl SnapshotsRequest {
+    /// Parses `from` and `to`.
+    pub fn from_query(query: &Query) -> Result<Self, ApiError> {
+        Ok(SnapshotsRequest {
+            window: Window::parse(query)?,
+        })
+    }
+}
+
 /// `GET api/heap/tree`: memory trees at some times.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TreeRequest {
@@ -75,6 +125,9 @@ pub struct TreeRequest {
     pub path: Option<Vec<String>>,
     /// Levels below the (drill-down) root to return; `None` returns all.
     pub depth: Option<usize>,
+    /// The window whose snapshot times, growth and order the trees show; `None` is the
+    /// whole run. Every time asked for must lie inside it.
+    pub window: Option<Window>,
 }
 
 /// `GET api/heap/growth`: leak suspects.
@@ -84,6 +137,8 @@ pub struct GrowthRequest {
     pub by: ClassifierList,
     /// How many suspects to return.
     pub top: usize,
+    /// The window growth is measured over; `None` is the whole run.
+    pub window: Option<Window>,
 }
 
 /// The most stacks one stacks request may ask for.
@@ -144,8 +199,8 @@ fn number<T: std::str::FromStr>(query: &Query, name: &str) -> Result<Option<T>, 
 }
 
 impl TreeRequest {
-    /// Parses `by`, `times`, `metric`, `sort`, `prune`, `path` (a JSON array of keys)
-    /// and `depth`.
+    /// Parses `by`, `times`, `metric`, `sort`, `prune`, `path` (a JSON array of keys),
+    /// `depth`, `from` and `to`.
     pub fn from_query(query: &Query, default_by: &str) -> Result<Self, ApiError> {
         let by = classifier_list(query, default_by)?;
         let times = match query.get("times").map(|t| t.trim()) {
@@ -197,6 +252,7 @@ impl TreeRequest {
             prune,
             path,
             depth: number(query, "depth")?,
+            window: Window::parse(query)?,
         })
     }
 }
@@ -240,7 +296,7 @@ fn path_keys(json: &str) -> Result<Vec<String>, ApiError> {
 }
 
 impl GrowthRequest {
-    /// Parses `by` and `top` (default 20).
+    /// Parses `by`, `top` (default 20), `from` and `to`.
     pub fn from_query(query: &Query, default_by: &str) -> Result<Self, ApiError> {
         let top = number(query, "top")?.unwrap_or(20usize);
         if top == 0 || top > MAX_SUSPECTS {
@@ -251,6 +307,7 @@ impl GrowthRequest {
         Ok(GrowthRequest {
             by: classifier_list(query, default_by)?,
             top,
+            window: Window::parse(query)?,
         })
     }
 }
@@ -322,5 +379,31 @@ mod tests {
         assert!(TreeRequest::from_query(&query(&[("times", &many)]), "site").is_err());
         assert!(GrowthRequest::from_query(&query(&[("top", "0")]), "site").is_err());
         assert!(TimelineRequest::from_query(&query(&[("points", "100000")])).is_err());
+    }
+
+    #[test]
+    fn windows_need_both_ends_in_order() {
+        let r = GrowthRequest::from_query(&query(&[("from", "10"), ("to", "20")]), "site").unwrap();
+        assert_eq!(
+            r.window,
+            Some(Window {
+                from_ns: 10,
+                to_ns: 20
+            })
+        );
+        assert_eq!(
+            TreeRequest::from_query(&query(&[]), "site").unwrap().window,
+            None
+        );
+        for pairs in [
+            &[("from", "10")][..],
+            &[("from", "20"), ("to", "10")],
+            &[("to", "x")],
+        ] {
+            let e = TreeRequest::from_query(&query(pairs), "site").unwrap_err();
+            assert_eq!(e.status, 400, "{pairs:?}");
+        }
+        let e = SnapshotsRequest::from_query(&query(&[("from", "5"), ("to", "5")])).unwrap_err();
+        assert!(e.message.contains("before"), "{}", e.message);
     }
 }

@@ -25,7 +25,7 @@ use memlens_heap::{
     Trees, parse_classifiers,
 };
 
-use super::request::ClassifierList;
+use super::request::{ClassifierList, Window};
 use crate::error::ApiError;
 
 /// Classifier lists kept at once (each holds two series of four bytes per allocation
@@ -127,6 +127,8 @@ impl<'m> Versioned<'m> {
 }
 
 struct SeriesEntry<'m> {
+    /// The snapshot times of the entry's window.
+    base_times: Vec<u64>,
     /// Over the snapshot times, never grown: its trees are ordered and pruned once per
     /// choice, so a step to a snapshot time costs nothing but the answer.
     snapshots: Versioned<'m>,
@@ -157,46 +159,53 @@ impl TreesAnswer<'_> {
     }
 }
 
-/// Series by classifier list, the [`MAX_SERIES`] most recently used.
+/// What a series is built for: a grouping over a window (`None`: the whole run).
+pub type SeriesKey = (ClassifierList, Option<Window>);
+
+/// Series by grouping and window, the [`MAX_SERIES`] most recently used.
 pub struct SeriesCache<'m> {
     model: &'m HeapModel,
-    base_times: Vec<u64>,
-    entries: LruCache<ClassifierList, SeriesEntry<'m>>,
+    entries: LruCache<SeriesKey, SeriesEntry<'m>>,
     /// [`PROBE_BUDGET`], smaller in tests.
     probe_budget: usize,
 }
 
 impl<'m> SeriesCache<'m> {
-    /// An empty cache whose snapshot series hold `base_times` (sorted, distinct, inside
-    /// the run, including its start and end).
-    pub fn new(model: &'m HeapModel, base_times: Vec<u64>) -> Self {
+    /// An empty cache.
+    pub fn new(model: &'m HeapModel) -> Self {
         SeriesCache {
             model,
-            base_times,
             entries: LruCache::new(MAX_SERIES),
             probe_budget: PROBE_BUDGET,
         }
     }
 
-    /// The ordered, pruned trees of `by` under `choice` that hold every time of
-    /// `times` (which must lie inside the run).
+    /// The ordered, pruned trees of `key` under `choice` that hold every time of
+    /// `times` (which must lie inside the key's window). `base_times` are the window's
+    /// snapshot times (sorted, distinct, inside it, including its start and end); they
+    /// are used when the key's series is built.
     pub fn trees(
         &mut self,
-        by: &ClassifierList,
+        key: &SeriesKey,
+        base_times: &[u64],
         times: &[u64],
         choice: TreeChoice,
     ) -> Result<TreesAnswer<'_>, ApiError> {
-        let run = self.model.run();
+        let run = key.1.map_or(self.model.run(), Window::time_window);
         if let Some(&t) = times.iter().find(|&&t| !run.contains(t)) {
+            let what = if key.1.is_some() {
+                "the window"
+            } else {
+                "the recorded run"
+            };
             return Err(ApiError::bad_request(format!(
-                "`times` holds {t} ns, outside the recorded run ({} to {} ns)",
+                "`times` holds {t} ns, outside {what} ({} to {} ns)",
                 run.start_ns, run.end_ns
             )));
         }
-        let base = self.probe_base();
         let model = self.model;
         let probe_budget = self.probe_budget;
-        let entry = self.entry(by, &base)?;
+        let entry = self.entry(key, base_times)?;
         let mut new_times: Vec<u64> = times
             .iter()
             .copied()
@@ -207,7 +216,7 @@ impl<'m> SeriesCache<'m> {
         let unseen = new_times.iter().filter(|&&t| !entry.probe.holds(t)).count();
         if unseen > 0 && entry.probe.cost(unseen) > probe_budget {
             // Start the probe afresh: its cost grows with its times.
-            let mut fresh = base.clone();
+            let mut fresh = probe_base(&entry.base_times);
             fresh.extend(&new_times);
             fresh.sort_unstable();
             fresh.dedup();
@@ -232,10 +241,10 @@ impl<'m> SeriesCache<'m> {
     /// so that the next new time does not wait for it; returns whether it did any work.
     /// Meant to run when no request is waiting.
     pub fn maintain(&mut self) -> Result<bool, ApiError> {
-        let base = self.probe_base();
         let budget = self.probe_budget;
         let mut worked = false;
         for (_, entry) in self.entries.iter_mut() {
+            let base = probe_base(&entry.base_times);
             let probe = &entry.probe;
             if probe.series.times().len() > base.len() && probe.cost(1) > budget {
                 let nodes = probe.nodes_per_tree;
@@ -248,44 +257,43 @@ impl<'m> SeriesCache<'m> {
         Ok(worked)
     }
 
-    /// The times a fresh probe series holds: the window's first and last snapshot
-    /// times and [`PROBE_ANCHORS`] evenly picked snapshot times between them.
-    fn probe_base(&self) -> Vec<u64> {
-        let n = self.base_times.len();
-        let mut base: Vec<u64> = (0..=PROBE_ANCHORS + 1)
-            .filter_map(|i| {
-                self.base_times
-                    .get((n.saturating_sub(1)) * i / (PROBE_ANCHORS + 1))
-            })
-            .copied()
-            .collect();
-        base.dedup();
-        base
-    }
-
-    /// The entry of `by`, built if needed (its probe series over `probe_base`, and
+    /// The entry of `key`, built if needed (its probe series over [`probe_base`], and
     /// dropping the least recently used entry when the cache is full), now the most
     /// recently used.
     fn entry(
         &mut self,
-        by: &ClassifierList,
-        probe_base: &[u64],
+        key: &SeriesKey,
+        base_times: &[u64],
     ) -> Result<&mut SeriesEntry<'m>, ApiError> {
-        let (model, base_times) = (self.model, &self.base_times);
-        self.entries.try_get_or_insert_mut_ref(by, || {
+        let model = self.model;
+        self.entries.try_get_or_insert_mut_ref(key, || {
+            let by = &key.0;
             let options = ClassifierOptions {
                 domain_prefixes: by.domains.clone(),
                 ..ClassifierOptions::default()
             };
             let chain = parse_classifiers(&by.text(), options)?;
             let snapshots = TreeSeries::compute(model, &chain, base_times)?;
-            let probe = TreeSeries::compute(model, &chain, probe_base)?;
+            let probe = TreeSeries::compute(model, &chain, &probe_base(base_times))?;
             Ok(SeriesEntry {
+                base_times: base_times.to_vec(),
                 snapshots: Versioned::new(snapshots),
                 probe: Versioned::new(probe),
             })
         })
     }
+}
+
+/// The times a fresh probe series holds: the window's first and last snapshot times
+/// and [`PROBE_ANCHORS`] evenly picked snapshot times between them.
+fn probe_base(base_times: &[u64]) -> Vec<u64> {
+    let n = base_times.len();
+    let mut base: Vec<u64> = (0..=PROBE_ANCHORS + 1)
+        .filter_map(|i| base_times.get((n.saturating_sub(1)) * i / (PROBE_ANCHORS + 1)))
+        .copied()
+        .collect();
+    base.dedup();
+    base
 }
 
 #[cfg(test)]
@@ -326,11 +334,13 @@ mod tests {
         b.end(1000)
     }
 
+    const BASE: &[u64] = &[0, 500, 1000];
+
     #[test]
     fn new_times_keep_the_order_of_the_snapshot_trees() {
         let model = model();
-        let mut cache = SeriesCache::new(&model, vec![0, 500, 1000]);
-        let by = ClassifierList::parse("site", Vec::new()).unwrap();
+        let mut cache = SeriesCache::new(&model);
+        let by = (ClassifierList::parse("site", Vec::new()).unwrap(), None);
         let choice = TreeChoice {
             metric: Metric::Bytes,
             sort: SortStrategy::AbsoluteGrowth,
@@ -339,12 +349,12 @@ mod tests {
         let keys = |tree: &Tree| -> Vec<String> {
             tree.root.children.iter().map(|c| c.key.clone()).collect()
         };
-        let answer = cache.trees(&by, &[], choice).unwrap();
+        let answer = cache.trees(&by, BASE, &[], choice).unwrap();
         assert_eq!(answer.snapshots.times_ns, vec![0, 500, 1000]);
         assert!(answer.probe.is_none());
         let at_end = keys(answer.tree(1000).unwrap());
         assert_eq!(at_end, vec!["leak"]);
-        let answer = cache.trees(&by, &[253, 500], choice).unwrap();
+        let answer = cache.trees(&by, BASE, &[253, 500], choice).unwrap();
         assert_eq!(answer.snapshots.times_ns, vec![0, 500, 1000], "never grown");
         assert_eq!(answer.probe.unwrap().times_ns, vec![0, 253, 500, 1000]);
         let at_253 = answer.tree(253).unwrap();
@@ -359,15 +369,15 @@ mod tests {
             "the churn site, live only between the snapshots, enters after the leak"
         );
         assert_eq!(answer.tree(1000).unwrap().root, cache_root(&model, 1000));
-        assert!(cache.trees(&by, &[2000], choice).is_err());
-        let sight = ClassifierList::parse("sight", Vec::new()).unwrap();
-        assert!(cache.trees(&sight, &[], choice).is_err());
+        assert!(cache.trees(&by, BASE, &[2000], choice).is_err());
+        let sight = (ClassifierList::parse("sight", Vec::new()).unwrap(), None);
+        assert!(cache.trees(&sight, BASE, &[], choice).is_err());
         // Many new times: the probe starts afresh (now or ahead of time) and answers.
         // The site trees have 3 nodes: a budget of 57 node-trees is 19 times.
         cache.probe_budget = 57;
         for round in 0..3 {
             let many: Vec<u64> = (1..=16).map(|i| i * 13 + round).collect();
-            let answer = cache.trees(&by, &many, choice).unwrap();
+            let answer = cache.trees(&by, BASE, &many, choice).unwrap();
             assert!(many.iter().all(|&t| answer.tree(t).is_some()));
             let held = answer.probe.unwrap().times_ns.len();
             assert!(held * 3 <= 57, "within its budget: {held} times");
@@ -381,19 +391,55 @@ mod tests {
 
     /// The root at `t` of a fresh snapshot series (for comparing answers).
     fn cache_root(model: &HeapModel, t: u64) -> memlens_heap::Node {
-        let by = ClassifierList::parse("site", Vec::new()).unwrap();
-        let mut cache = SeriesCache::new(model, vec![0, 500, 1000]);
+        let by = (ClassifierList::parse("site", Vec::new()).unwrap(), None);
+        let mut cache = SeriesCache::new(model);
         let choice = TreeChoice {
             metric: Metric::Bytes,
             sort: SortStrategy::AbsoluteGrowth,
             prune: true,
         };
         cache
-            .trees(&by, &[], choice)
+            .trees(&by, BASE, &[], choice)
             .unwrap()
             .tree(t)
             .unwrap()
             .root
             .clone()
+    }
+
+    #[test]
+    fn a_window_orders_by_growth_within_it_and_keeps_times_inside() {
+        let model = model();
+        let mut cache = SeriesCache::new(&model);
+        let choice = TreeChoice {
+            metric: Metric::Bytes,
+            sort: SortStrategy::AbsoluteGrowth,
+            prune: false,
+        };
+        let window = Window {
+            from_ns: 300,
+            to_ns: 600,
+        };
+        let key = (
+            ClassifierList::parse("site", Vec::new()).unwrap(),
+            Some(window),
+        );
+        let answer = cache.trees(&key, &[300, 450, 600], &[], choice).unwrap();
+        assert_eq!(answer.snapshots.times_ns, vec![300, 450, 600]);
+        let first = &answer.tree(300).unwrap().root;
+        let leak = first.children.iter().find(|c| c.key == "leak").unwrap();
+        assert_eq!(leak.bytes, 30 * 100, "the leak's 30 blocks at 300 ns");
+        let last = &answer.tree(600).unwrap().root;
+        let leak = last.children.iter().find(|c| c.key == "leak").unwrap();
+        assert_eq!(
+            leak.growth_bytes,
+            30 * 100,
+            "growth within the window: 30 more blocks"
+        );
+        let e = cache
+            .trees(&key, &[300, 600], &[100], choice)
+            .err()
+            .unwrap();
+        assert!(e.message.contains("outside the window"), "{}", e.message);
     }
 }

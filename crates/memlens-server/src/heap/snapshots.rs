@@ -7,7 +7,9 @@
 //! and last trees however many times a user adds, and the stable order never changes
 //! under the user's feet.
 
-use memlens_heap::{ExtremumKind, HeapModel, Resolution, SnapshotTimes, peaks_and_dips};
+use memlens_heap::{
+    ExtremumKind, HeapModel, Resolution, SnapshotTimes, TimeWindow, peaks_and_dips,
+};
 
 /// At most this many marks become snapshot times (evenly picked when there are more).
 const MAX_MARK_SNAPSHOTS: usize = 32;
@@ -57,30 +59,44 @@ pub struct Snapshot {
     pub label: String,
 }
 
-/// The snapshot times of `model` with `points` evenly spaced points: sorted, distinct,
-/// inside the run, the run's start first.
-pub fn snapshot_plan(model: &HeapModel, points: usize) -> Vec<Snapshot> {
-    let run = model.run();
+/// The snapshot times of `model` within `window` (the whole run when `None`) with
+/// `points` evenly spaced points: sorted, distinct, inside the window, its start first
+/// and its end last.
+pub fn snapshot_plan(
+    model: &HeapModel,
+    points: usize,
+    window: Option<TimeWindow>,
+) -> Vec<Snapshot> {
+    let run = window.unwrap_or(model.run());
     let mut plan = vec![Snapshot {
         time_ns: run.start_ns,
         kind: SnapshotKind::Start,
-        label: "start".to_owned(),
+        label: if window.is_some() {
+            "window start"
+        } else {
+            "start"
+        }
+        .to_owned(),
     }];
-    if let Ok(times) = SnapshotTimes::Points(points.max(1)).resolve(model, None) {
+    if let Ok(times) = SnapshotTimes::Points(points.max(1)).resolve(model, window) {
         plan.extend(times.into_iter().map(|time_ns| Snapshot {
             time_ns,
             kind: SnapshotKind::Point,
             label: String::new(),
         }));
     }
-    let marks = model.marks();
+    let marks: Vec<_> = model
+        .marks()
+        .iter()
+        .filter(|m| run.contains(m.t_ns))
+        .collect();
     let stride = marks.len().div_ceil(MAX_MARK_SNAPSHOTS).max(1);
     plan.extend(marks.iter().step_by(stride).map(|mark| Snapshot {
         time_ns: mark.t_ns,
         kind: SnapshotKind::Mark,
         label: model.context().strings.get(mark.name).to_owned(),
     }));
-    if let Ok(timeline) = model.timeline(Resolution::Points(EXTREMA_BUCKETS), None) {
+    if let Ok(timeline) = model.timeline(Resolution::Points(EXTREMA_BUCKETS), window) {
         let threshold = (timeline.peak.bytes as f64 * MIN_PROMINENCE).ceil() as u64;
         let mut extrema = peaks_and_dips(&timeline, threshold);
         extrema.sort_by_key(|e| std::cmp::Reverse(e.prominence_bytes));
@@ -108,6 +124,12 @@ pub fn snapshot_plan(model: &HeapModel, points: usize) -> Vec<Snapshot> {
     // One entry per time, keeping the most specific reason.
     plan.sort_by(|a, b| a.time_ns.cmp(&b.time_ns).then(b.kind.cmp(&a.kind)));
     plan.dedup_by_key(|s| s.time_ns);
+    if let Some(last) = plan
+        .last_mut()
+        .filter(|s| window.is_some() && s.kind == SnapshotKind::Point)
+    {
+        last.label = "window end".to_owned();
+    }
     plan
 }
 
@@ -125,7 +147,7 @@ mod tests {
         b.alloc(450, 1, 0x20, 5000, StackId::ROOT, AllocKind::Malloc);
         b.free(460, 1, 0x20);
         let model = b.end(1000);
-        let plan = snapshot_plan(&model, 4);
+        let plan = snapshot_plan(&model, 4, None);
         let times: Vec<u64> = plan.iter().map(|s| s.time_ns).collect();
         assert_eq!(plan[0].kind, SnapshotKind::Start);
         for t in [0, 250, 300, 450, 460, 500, 750, 1000] {
@@ -139,5 +161,30 @@ mod tests {
         );
         let peak = plan.iter().find(|s| s.time_ns == 450).unwrap();
         assert_eq!(peak.kind, SnapshotKind::Peak);
+    }
+
+    #[test]
+    fn a_window_plan_stays_inside_it_from_its_start_to_its_end() {
+        let mut b = HeapModelBuilder::new();
+        b.start(0);
+        b.alloc(100, 1, 0x10, 100, StackId::ROOT, AllocKind::Malloc);
+        b.mark(300, "phase 2");
+        b.alloc(450, 1, 0x20, 5000, StackId::ROOT, AllocKind::Malloc);
+        b.free(460, 1, 0x20);
+        b.mark(700, "phase 3");
+        let model = b.end(1000);
+        let window = TimeWindow {
+            start_ns: 200,
+            end_ns: 600,
+        };
+        let plan = snapshot_plan(&model, 4, Some(window));
+        let times: Vec<u64> = plan.iter().map(|s| s.time_ns).collect();
+        assert_eq!((times[0], *times.last().unwrap()), (200, 600), "{times:?}");
+        assert!(times.iter().all(|&t| window.contains(t)), "{times:?}");
+        for t in [300, 450] {
+            assert!(times.contains(&t), "{t} missing from {times:?}");
+        }
+        assert_eq!(plan[0].label, "window start");
+        assert_eq!(plan.last().unwrap().label, "window end");
     }
 }

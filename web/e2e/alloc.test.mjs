@@ -11,7 +11,8 @@
 // than the window and the legend's counts are whole; every chart has a value axis and
 // a time axis, every colour scale a legend; the occupancy bar shows the occupancy
 // chart's quantity in its colours; the bins by size class filter the map; the replay
-// table numbers the pool bins as the Bin menu and the grid do. Screenshots go to
+// table numbers the pool bins as the Bin menu and the grid do; a copied URL reopens the
+// same zoom, colouring and bin. Screenshots go to
 // e2e/artifacts/alloc-*.png.
 // MEMLENS_BIN names the memlens binary.
 
@@ -221,6 +222,22 @@ test("zooming into a region, brushing a block and switching colour-by", async ()
   await settle(page);
   assert.ok(await page.$('[data-testid="alloc-legend"] .ramp-bar'), "a continuous attribute shows a ramp");
   await shot(page, "04-color-by-size");
+
+  // A copied URL reopens the same zoom, colouring and bin.
+  const state = await lensData(page);
+  const bin = await page.$eval('[data-testid="alloc-lens"]', (el) => el.dataset.bin);
+  await page.waitForFunction(() => window.location.hash.includes("av="));
+  const copied = page.url();
+  assert.match(copied, /lens=alloc/);
+  const again = await openPage(browser, copied, { width: 1500, height: 1100 });
+  await again.waitForSelector('[data-testid="alloc-lens"]');
+  await settle(again);
+  const restored = await lensData(again);
+  assert.equal(restored.color, "size");
+  assert.equal(await again.$eval('[data-testid="alloc-lens"]', (el) => el.dataset.bin), bin);
+  for (let i = 0; i < 4; i++) assert.ok(Math.abs(restored.view[i] - state.view[i]) <= 1, `view ${state.view} → ${restored.view}`);
+  assert.deepEqual(again.errors, []);
+  await again.close();
   assert.deepEqual(page.errors, []);
   await page.close();
 });

@@ -15,7 +15,8 @@ const json = (value: unknown): EmbeddedAnswer => ({ type: "application/json; cha
 const binary = (bytes: number[]): EmbeddedAnswer => ({ type: "application/octet-stream", base64: btoa(String.fromCharCode(...bytes)) });
 
 function report(answers: Record<string, EmbeddedAnswer>): ReportData {
-  return { meta: { version: 2, program: "./prog", pid: 7, trace: "prog.mlens", lenses: [], notes: [] }, answers };
+  const meta = { version: 2, program: "./prog", pid: 7, trace: "prog.mlens", lenses: [], notes: [], sampling: null, mid_run: null, live: false };
+  return { meta, answers };
 }
 
 function heapReport(): EmbeddedSource {

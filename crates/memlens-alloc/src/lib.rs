@@ -69,6 +69,7 @@ pub mod protocol;
 pub mod raster;
 pub mod regions;
 pub mod size_class;
+pub mod text;
 pub mod time_range;
 
 pub use axis::{AddressAxis, AxisSegment};
@@ -95,4 +96,5 @@ pub use raster::{
     render_from_overview, render_tile, resolve,
 };
 pub use size_class::{SizeClass, SizeFilter, glibc_size_classes};
+pub use text::{render_bins, render_metrics, render_replay};
 pub use time_range::TimeRange;

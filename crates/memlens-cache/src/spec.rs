@@ -11,7 +11,7 @@ use std::fmt;
 
 use memlens_vocab::parse_size;
 
-use crate::config::{LevelConfig, Replacement, WritePolicy};
+use crate::config::{HierarchyConfig, Inclusion, LevelConfig, Replacement, WritePolicy};
 
 /// Why a level specification could not be parsed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,6 +102,38 @@ pub fn parse_level(text: &str, default_seed: u64) -> Result<LevelConfig, SpecErr
     })
 }
 
+/// Parses a whole hierarchy as `memlens cache simulate` takes it: the level specs,
+/// first level first, each with the same write policy and allocation rule, and the
+/// inclusion (`inclusive`, `exclusive`, anything else non-inclusive).
+pub fn parse_hierarchy(
+    levels: &[String],
+    default_seed: u64,
+    write_policy: WritePolicy,
+    write_allocate: bool,
+    inclusion: &str,
+) -> Result<HierarchyConfig, SpecError> {
+    let levels = levels
+        .iter()
+        .map(|spec| Ok(parse_level(spec, default_seed)?.with_writes(write_policy, write_allocate)))
+        .collect::<Result<Vec<_>, SpecError>>()?;
+    let inclusion = match inclusion {
+        "inclusive" => Inclusion::Inclusive,
+        "exclusive" => Inclusion::Exclusive,
+        _ => Inclusion::NonInclusive,
+    };
+    Ok(HierarchyConfig::new(levels).with_inclusion(inclusion))
+}
+
+/// Parses the access size of `din` lines without a size field: a size from 1 to
+/// 65535 bytes in the shared size grammar.
+pub fn parse_access_size(text: &str) -> Result<u16, SpecError> {
+    parse_size(text)
+        .ok()
+        .and_then(|s| u16::try_from(s).ok())
+        .filter(|&s| s > 0)
+        .ok_or_else(|| spec_error(text, "must be a size from 1 to 65535 bytes"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,6 +160,22 @@ mod tests {
             );
         }
         assert_eq!(parse_level("L1:64:1:1K", 1).map(|l| l.line_size), Ok(1024));
+    }
+
+    #[test]
+    fn hierarchies_and_access_sizes_parse() {
+        let specs = ["L1:32K:8:64".to_string(), "L2:1M:16:64:fifo".to_string()];
+        let h = parse_hierarchy(&specs, 1, WritePolicy::WriteThrough, false, "exclusive").unwrap();
+        assert_eq!(h.levels.len(), 2);
+        assert_eq!(h.inclusion, Inclusion::Exclusive);
+        assert!(!h.levels[1].write_allocate);
+        assert_eq!(h.levels[0].write_policy, WritePolicy::WriteThrough);
+        assert!(parse_hierarchy(&["L1:x".into()], 1, WritePolicy::WriteBack, true, "").is_err());
+        assert_eq!(parse_access_size("4"), Ok(4));
+        assert_eq!(parse_access_size("1K"), Ok(1024));
+        for bad in ["0", "64K", "x"] {
+            assert_eq!(parse_access_size(bad).unwrap_err().input, bad);
+        }
     }
 
     #[test]

@@ -13,6 +13,11 @@
 //! [`HeapModelBuilder::coalescing`] makes a builder whose memory is bounded by the live
 //! set instead of the number of allocations: the same events, the same repairs and
 //! statistics, but rows coalesced as [`crate::coalesce`] explains.
+//!
+//! [`HeapModelBuilder::sampled`] makes every allocation of a sampled trace stand for
+//! the whole number of objects [`Sampling::objects`] draws: rows, live totals and
+//! run statistics then count estimates. There a `realloc` is a free and a fresh
+//! allocation, as the sampling recorder decides it.
 
 use rustc_hash::FxHashMap;
 
@@ -22,12 +27,16 @@ use crate::diagnostics::Diagnostics;
 use crate::ids::{AllocId, FrameId, StackId, ThreadIndex, TypeId};
 use crate::model::{AllocKind, HeapModel, Mark, RESIZED, Resizes, RunStats, TimeWindow};
 use crate::model::{KIND_MASK, NEVER_FREED};
+use crate::sampling::{Sampling, event_key};
 
 /// A live block as the address map knows it.
 #[derive(Clone, Copy)]
 struct LiveBlock {
     alloc: AllocId,
+    /// All its objects' bytes.
     size: u64,
+    /// The objects it stands for (1 unless the trace is sampled).
+    objects: u64,
 }
 
 /// Builds a [`HeapModel`] from events given in time order.
@@ -42,6 +51,8 @@ pub struct HeapModelBuilder {
     /// Set for a coalescing builder: the open blocks and rows live there, and the
     /// model's columns are filled only at the end.
     coalesce: Option<Coalescer>,
+    /// Set for a sampled trace: what each allocation stands for.
+    sampling: Option<Sampling>,
 }
 
 impl Default for HeapModelBuilder {
@@ -84,7 +95,14 @@ impl HeapModelBuilder {
             live_objects: 0,
             last_thread: None,
             coalesce: None,
+            sampling: None,
         }
+    }
+
+    /// Weighs every allocation as `sampling` says (a sampled trace): the model's
+    /// counts and bytes become unbiased estimates of the program's.
+    pub fn sampled(&mut self, sampling: Sampling) {
+        self.sampling = Some(sampling);
     }
 
     /// A builder whose model is coalesced (see [`crate::coalesce`]): exact at every time
@@ -241,20 +259,36 @@ impl HeapModelBuilder {
             self.end_block(old, t);
         }
         let thread = self.thread_index(tid);
+        let objects = self
+            .sampling
+            .map_or(1, |s| s.objects(size, event_key(t_ns, addr, size)));
+        let block_size = size.saturating_mul(objects);
+        self.model.stats.allocations += objects;
+        self.live_bytes += block_size;
+        self.live_objects += objects;
         if let Some(c) = self.coalesce.as_mut() {
             let defined = stack.index() < self.model.context.stacks.len();
-            let id = c.open(t, size, (stack, defined), thread, kind as u8 & KIND_MASK);
-            self.model.stats.allocations += 1;
-            self.live.insert(addr, LiveBlock { alloc: id, size });
-            self.live_bytes += size;
-            self.live_objects += 1;
+            let flags = kind as u8 & KIND_MASK;
+            let id = c.open(t, (size, objects), (stack, defined), thread, flags);
+            let block = LiveBlock {
+                alloc: id,
+                size: block_size,
+                objects,
+            };
+            self.live.insert(addr, block);
             return id;
         }
         let m = &mut self.model;
         let id = AllocId(m.t_alloc.len() as u32);
+        if objects != 1 && m.objects.is_empty() {
+            m.objects.resize(m.t_alloc.len(), 1);
+        }
+        if !m.objects.is_empty() {
+            m.objects.push(objects.min(u64::from(u32::MAX)) as u32);
+        }
         m.t_alloc.push(t);
         m.t_free.push(NEVER_FREED);
-        m.size.push(size);
+        m.size.push(block_size);
         m.stack.push(stack);
         m.thread.push(thread);
         m.flags.push(kind as u8 & KIND_MASK);
@@ -264,10 +298,12 @@ impl HeapModelBuilder {
         if !m.containers.is_empty() {
             m.containers.push(0);
         }
-        m.stats.allocations += 1;
-        self.live.insert(addr, LiveBlock { alloc: id, size });
-        self.live_bytes += size;
-        self.live_objects += 1;
+        let block = LiveBlock {
+            alloc: id,
+            size: block_size,
+            objects,
+        };
+        self.live.insert(addr, block);
         id
     }
 
@@ -307,6 +343,13 @@ impl HeapModelBuilder {
             }
             return None;
         }
+        if self.sampling.is_some() {
+            // A sampled block is never resized: its weight is its size's.
+            if old_addr != 0 {
+                self.free(t_ns, tid, old_addr);
+            }
+            return Some(self.alloc(t_ns, tid, new_addr, new_size, stack, AllocKind::Realloc));
+        }
         let Some(block) = (if old_addr == 0 {
             None
         } else {
@@ -343,6 +386,7 @@ impl HeapModelBuilder {
             LiveBlock {
                 alloc: block.alloc,
                 size: new_size,
+                objects: 1,
             },
         );
         Some(block.alloc)
@@ -422,9 +466,9 @@ impl HeapModelBuilder {
             m.t_free[block.alloc.index()] = t;
             m.free_order.push(block.alloc);
         }
-        m.stats.frees += 1;
+        m.stats.frees += block.objects;
         self.live_bytes -= block.size;
-        self.live_objects -= 1;
+        self.live_objects -= block.objects;
     }
 
     fn thread_index(&mut self, tid: u64) -> ThreadIndex {

@@ -40,8 +40,12 @@ use crate::model::{HeapModel, NEVER_FREED};
 struct Open {
     /// Start of the current segment (allocation, or the last size change).
     t_start: u64,
+    /// One object's bytes.
     size: u64,
     group: GroupId,
+    /// The objects the block stands for (1 unless the trace is sampled: see
+    /// [`crate::sampling`]).
+    objects: u32,
 }
 
 /// The index of a [`Group`] in [`Coalescer::groups`].
@@ -68,6 +72,7 @@ struct Segment {
     t_end: u64,
     size: u64,
     group: GroupId,
+    objects: u32,
 }
 
 /// A finished row: `objects` blocks of `bytes` in total.
@@ -155,10 +160,11 @@ impl Coalescer {
 
     /// Opens a block; the id stays valid until [`close`](Self::close). `defined` says
     /// whether the stack table already holds `stack` (stacks are never removed).
+    /// A sampled allocation's block stands for `objects` objects of `size` bytes.
     pub(crate) fn open(
         &mut self,
         t: u64,
-        size: u64,
+        (size, objects): (u64, u64),
         (stack, defined): (StackId, bool),
         thread: ThreadIndex,
         flags: u8,
@@ -169,6 +175,7 @@ impl Coalescer {
         let block = Open {
             t_start: t,
             size,
+            objects: objects.min(u64::from(u32::MAX)) as u32,
             group: self.group_id(Group {
                 stack,
                 thread,
@@ -214,8 +221,8 @@ impl Coalescer {
         self.end_segment(block, t);
         self.open[id.index()] = Open {
             t_start: t,
-            size: block.size,
             group: self.group_id(Group { container, ..group }),
+            ..block
         };
     }
 
@@ -241,6 +248,7 @@ impl Coalescer {
                 size_key: size_key(size),
                 ..self.groups[block.group as usize]
             }),
+            objects: block.objects,
         };
     }
 
@@ -305,6 +313,7 @@ impl Coalescer {
                 t_end: NEVER_FREED,
                 size: block.size,
                 group: block.group,
+                objects: block.objects,
             });
         }
         self.flush_batch();
@@ -317,6 +326,7 @@ impl Coalescer {
             t_end,
             size: block.size,
             group: block.group,
+            objects: block.objects,
         });
     }
 
@@ -355,7 +365,7 @@ impl Coalescer {
                 self.instants[..first_new as usize].partition_point(|&i| i < s.t_start) as u32
             };
             if from != to {
-                self.add(s.group, from, to, s.size);
+                self.add(s.group, from, to, s);
             }
         }
         self.pending = pending;
@@ -375,18 +385,18 @@ impl Coalescer {
             // Never live at an instant.
             return;
         }
-        self.add(s.group, from, to, s.size);
+        self.add(s.group, from, to, s);
     }
 
-    /// Adds one block of `size` bytes to the row of `group` born at instant `from` and
-    /// dead at instant `to`.
-    fn add(&mut self, group: GroupId, from: u32, to: u32, size: u64) {
+    /// Adds segment `s` (one block, or the objects a sampled one stands for) to the
+    /// row of `group` born at instant `from` and dead at instant `to`.
+    fn add(&mut self, group: GroupId, from: u32, to: u32, s: Segment) {
         let sum = self
             .batch
             .entry(RowKey { group, from, to })
             .or_insert((0, 0));
-        sum.0 += size;
-        sum.1 += 1;
+        sum.0 += s.size * u64::from(s.objects);
+        sum.1 += u64::from(s.objects);
     }
 
     /// Moves the batch's rows to the finished rows.

@@ -21,10 +21,14 @@
 //! 5. [`render_tree`] prints a tree; [`protocol`] converts to and from JSON, including
 //!    the AntTracks memory-tree format.
 //!
+//! A sampled trace's allocations stand for several each ([`Sampling`]); the builders
+//! weigh them once, as they arrive, so every figure above is an unbiased estimate.
+//!
 //! Architecture invariant: nothing here panics on odd input data; odd input is repaired
 //! and counted in [`Diagnostics`], and bad query arguments are [`HeapError`] values.
 #![deny(missing_docs)]
 
+mod base_run;
 mod builder;
 mod call_paths;
 pub mod classifiers;
@@ -48,6 +52,7 @@ pub mod protocol;
 mod pruning;
 mod query;
 mod ranking;
+mod sampling;
 mod skeleton;
 mod snapshots;
 pub mod summary;
@@ -60,6 +65,7 @@ mod trees;
 mod union_tree;
 mod units;
 
+pub use base_run::{BaseRun, BaseValues};
 pub use builder::HeapModelBuilder;
 pub use call_paths::dominant_call_paths;
 pub use classifiers::{
@@ -81,9 +87,10 @@ pub use output::{ClassifierInfo, Node, Suspect, Tree, Trees};
 pub use pruning::PruneRule;
 pub use query::{TreeQuery, memory_trees};
 pub use ranking::{RankedSite, rank_sites};
+pub use sampling::{Sampling, event_key};
 pub use skeleton::TreeOptions;
 pub use snapshots::SnapshotTimes;
-pub use text::{TextOptions, render_latency, render_tree};
+pub use text::{TextOptions, render_latency, render_tree, render_trees};
 pub use time_args::{named_times, time_in_run, window_in_run};
 pub use timeline::{HeapPoint, Resolution, Timeline, TimelineBucket};
 pub use trees::TreeSeries;

@@ -37,6 +37,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::metric::{Metric, SortStrategy};
 use crate::output::{ClassifierInfo, Node, Suspect, Tree, Trees};
+use crate::sampling::Sampling;
 
 /// A JSON document that is not a valid memory tree.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -88,6 +89,19 @@ struct AntTracksNode {
     retained_size: i64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     children: Vec<AntTracksNode>,
+}
+
+/// Writes a series in AntTracks' JSON shape: one tree's document, or an array of them.
+pub fn trees_to_anttracks_json(trees: &Trees) -> String {
+    let documents: Vec<String> = trees
+        .trees
+        .iter()
+        .map(|tree| tree_to_anttracks_json(&trees.classifiers, tree))
+        .collect();
+    match documents.as_slice() {
+        [one] => one.clone(),
+        many => format!("[{}]", many.join(",")),
+    }
 }
 
 /// Writes one tree of a series in AntTracks' JSON shape.
@@ -158,6 +172,33 @@ pub fn anttracks_documents(text: &str) -> Result<Vec<String>, ProtocolError> {
             message: format!("malformed AntTracks memory-tree JSON array: {e}"),
         })?;
     Ok(array.into_iter().map(|d| d.get().to_owned()).collect())
+}
+
+/// Reads AntTracks files' texts (each one document or an array of them), named for the
+/// error messages, into one series (see [`trees_from_anttracks_json`]).
+pub fn trees_from_anttracks_files(files: &[(String, String)]) -> Result<Trees, ProtocolError> {
+    let mut documents = Vec::new();
+    for (name, text) in files {
+        documents.extend(anttracks_documents(text).map_err(|e| ProtocolError {
+            message: format!("{name}: {}", e.message),
+        })?);
+    }
+    let names = || {
+        files
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if documents.is_empty() {
+        return Err(ProtocolError {
+            message: format!("{}: holds no memory tree", names()),
+        });
+    }
+    let refs: Vec<&str> = documents.iter().map(String::as_str).collect();
+    trees_from_anttracks_json(&refs).map_err(|e| ProtocolError {
+        message: format!("{}: {}", names(), e.message),
+    })
 }
 
 /// Reads several AntTracks trees (one per heap state) into one series: sorted by time,
@@ -254,6 +295,30 @@ fn from_wire(
     })
 }
 
+/// How a `--json` document (and the viewer's run) says that its figures are
+/// estimates: `{"mean_interval_bytes": 524288, "estimates": true, "note": "sampled
+/// recording: …"}`, or `null` for a full recording.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(export_to = "heap.ts"))]
+pub struct SamplingWire {
+    /// The mean number of bytes between two recorded allocations.
+    pub mean_interval_bytes: u64,
+    /// Always true: every count and byte figure is an unbiased estimate.
+    pub estimates: bool,
+    /// [`Sampling::note`].
+    pub note: String,
+}
+
+impl From<Sampling> for SamplingWire {
+    fn from(s: Sampling) -> SamplingWire {
+        SamplingWire {
+            mean_interval_bytes: s.mean_interval_bytes(),
+            estimates: true,
+            note: s.note(),
+        }
+    }
+}
+
 /// The `memlens tree --json` document: a series of memory trees.
 #[derive(Serialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS), ts(export_to = "heap.ts"))]
@@ -270,6 +335,10 @@ pub struct TreesWire<'a> {
     sort: &'static str,
     /// One tree per time; all trees have the same nodes in the same order.
     trees: Vec<TreeWire<'a>>,
+    /// Present for a sampled trace: bytes and objects are estimates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    sampling: Option<SamplingWire>,
 }
 
 /// One memory tree of a series.
@@ -325,7 +394,14 @@ fn node_wire(node: &Node) -> NodeWire<'_> {
 
 /// The `memlens tree --json` document.
 pub fn trees_to_json(trees: &Trees) -> String {
+    trees_document(trees, None)
+}
+
+/// The `memlens tree --json` document of a trace recorded with `sampling` (its
+/// `sampling` field says that the figures are estimates).
+pub fn trees_document(trees: &Trees, sampling: Option<Sampling>) -> String {
     let wire = TreesWire {
+        sampling: sampling.map(SamplingWire::from),
         classifiers: trees.classifiers.iter().map(|c| c.name.as_str()).collect(),
         times_ns: &trees.times_ns,
         metric: trees.metric.name(),
@@ -348,6 +424,10 @@ pub fn trees_to_json(trees: &Trees) -> String {
 pub struct SuspectsWire<'a> {
     /// The suspects.
     suspects: Vec<SuspectWire<'a>>,
+    /// Present for a sampled trace: bytes and objects are estimates.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ts", ts(optional))]
+    sampling: Option<SamplingWire>,
 }
 
 /// One leak suspect: a tree node and how its size grew.
@@ -386,7 +466,13 @@ pub struct SuspectWire<'a> {
 
 /// The `memlens growth --json` document.
 pub fn suspects_to_json(suspects: &[Suspect]) -> String {
+    suspects_document(suspects, None)
+}
+
+/// The `memlens growth --json` document of a trace recorded with `sampling`.
+pub fn suspects_document(suspects: &[Suspect], sampling: Option<Sampling>) -> String {
     let wire = SuspectsWire {
+        sampling: sampling.map(SamplingWire::from),
         suspects: suspects
             .iter()
             .map(|s| SuspectWire {

@@ -8,9 +8,15 @@
 //! without snapshots: every stack remembers the peak epoch of its last
 //! change, and a stack unchanged since the latest peak still holds what it
 //! held then (a lazy snapshot).
+//!
+//! A sampled trace's allocations each stand for the objects [`Sampling::objects`]
+//! draws (the same as the heap model's): every count and byte figure is then an
+//! unbiased estimate, and a `realloc` is a free and a fresh allocation.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
+
+use crate::sampling::{Sampling, event_key};
 
 /// A multiplicative hasher for addresses and ids (the keys are already
 /// well-spread integers; SipHash would cost more than the rest of the pass).
@@ -61,8 +67,11 @@ struct StackState {
 
 #[derive(Clone, Copy)]
 struct Live {
+    /// All its objects' bytes.
     size: u64,
     stack: u32,
+    /// The objects it stands for (1 unless the trace is sampled).
+    objects: u64,
 }
 
 /// The finished summary.
@@ -114,12 +123,24 @@ pub struct SummaryBuilder {
     /// Per thread, the address of its latest allocation (few threads: a
     /// short list searched from the thread seen last is cheaper than a map).
     last_alloc_by_thread: Vec<(u32, u64)>,
+    /// Objects live now (blocks, or their estimates in a sampled trace).
+    live_objects: u64,
+    /// Set for a sampled trace.
+    sampling: Option<Sampling>,
 }
 
 impl SummaryBuilder {
     /// An empty builder.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A builder for a trace sampled as `sampling` says: its figures are estimates.
+    pub fn sampled(sampling: Sampling) -> Self {
+        SummaryBuilder {
+            sampling: Some(sampling),
+            ..Self::default()
+        }
     }
 
     fn stack(&mut self, id: u32) -> &mut StackState {
@@ -137,19 +158,25 @@ impl SummaryBuilder {
         s
     }
 
-    fn add_live(&mut self, t: u64, addr: u64, size: u64, stack: u32) {
-        if let Some(old) = self.live.insert(addr, Live { size, stack }) {
+    fn add_live(&mut self, t: u64, addr: u64, block: Live) {
+        if let Some(old) = self.live.insert(addr, block) {
             self.s.address_conflicts += 1;
             self.release(old);
         }
+        let Live {
+            size,
+            stack,
+            objects,
+        } = block;
         self.current += size;
+        self.live_objects += objects;
         let st = self.stack(stack);
         st.current += size;
-        st.current_blocks += 1;
+        st.current_blocks += objects;
         if self.current > self.s.peak_bytes {
             self.s.peak_bytes = self.current;
             self.s.peak_time_ns = t;
-            self.s.peak_allocations = self.live.len() as u64;
+            self.s.peak_allocations = self.live_objects;
             self.peak_epoch += 1;
             // Every stack's value at this new peak is its current value;
             // stacks catch up lazily, this one eagerly.
@@ -162,20 +189,35 @@ impl SummaryBuilder {
 
     fn release(&mut self, old: Live) {
         self.current -= old.size;
+        self.live_objects -= old.objects;
         let st = self.stack(old.stack);
         st.current -= old.size;
-        st.current_blocks -= 1;
+        st.current_blocks -= old.objects;
+    }
+
+    /// The block an allocation of `size` bytes at `addr` at `t` makes: one object, or
+    /// in a sampled trace the objects it stands for.
+    fn block(&self, t: u64, addr: u64, size: u64, stack: u32) -> Live {
+        let objects = self
+            .sampling
+            .map_or(1, |s| s.objects(size, event_key(t, addr, size)));
+        Live {
+            size: size.saturating_mul(objects),
+            stack,
+            objects,
+        }
     }
 
     /// An allocation of `size` bytes at `addr` by thread `tid`.
     pub fn alloc(&mut self, t: u64, tid: u32, addr: u64, size: u64, stack: u32) {
-        self.s.allocations += 1;
-        self.s.allocated_bytes += size;
+        let block = self.block(t, addr, size, stack);
+        self.s.allocations += block.objects;
+        self.s.allocated_bytes += block.size;
         self.s.duration_ns = t;
         let st = self.stack(stack);
-        st.figures.allocations += 1;
-        st.figures.bytes += size;
-        self.add_live(t, addr, size, stack);
+        st.figures.allocations += block.objects;
+        st.figures.bytes += block.size;
+        self.add_live(t, addr, block);
         *self.last_alloc(tid) = addr;
     }
 
@@ -201,12 +243,12 @@ impl SummaryBuilder {
         self.s.duration_ns = t;
         match self.live.remove(&addr) {
             Some(old) => {
-                self.s.frees += 1;
+                self.s.frees += old.objects;
                 let last = self.last_alloc(tid);
                 if *last == addr {
                     *last = 0;
-                    self.s.temporary += 1;
-                    self.stack(old.stack).figures.temporary += 1;
+                    self.s.temporary += old.objects;
+                    self.stack(old.stack).figures.temporary += old.objects;
                 }
                 self.release(old);
             }
@@ -224,6 +266,12 @@ impl SummaryBuilder {
         size: u64,
         stack: u32,
     ) {
+        if self.sampling.is_some() {
+            // A sampled block is never resized: its weight is its size's.
+            self.free(t, tid, old_addr);
+            self.alloc(t, tid, new_addr, size, stack);
+            return;
+        }
         self.s.reallocations += 1;
         self.s.allocated_bytes += size;
         self.s.duration_ns = t;
@@ -234,7 +282,8 @@ impl SummaryBuilder {
         let st = self.stack(stack);
         st.figures.allocations += 1;
         st.figures.bytes += size;
-        self.add_live(t, new_addr, size, stack);
+        let block = self.block(t, new_addr, size, stack);
+        self.add_live(t, new_addr, block);
         *self.last_alloc(tid) = new_addr;
     }
 
@@ -247,7 +296,7 @@ impl SummaryBuilder {
     pub fn finish(mut self) -> Summary {
         let epoch = self.peak_epoch;
         self.s.leaked_bytes = self.current;
-        self.s.leaked_allocations = self.live.len() as u64;
+        self.s.leaked_allocations = self.live_objects;
         self.s.stacks = self
             .stacks
             .iter()

@@ -1,12 +1,16 @@
 //! The `memlens summary --json` document (interface contract: `allocations`, `frees`,
 //! `reallocations`, `peak_bytes`, `peak_time_ns`, `duration_ns`, `leaked_bytes`,
 //! `leaked_allocations`, `top_sites[{site, bytes, allocations}]`), built from the
-//! streaming [`Summary`](crate::summary::Summary) and the ranked sites.
+//! streaming [`Summary`] and the ranked sites. A sampled trace's document has a
+//! `sampling` field: its figures are estimates.
 
 use serde::Serialize;
 
 use crate::latency::LatencyRow;
+use crate::protocol::SamplingWire;
 use crate::ranking::RankedSite;
+use crate::sampling::Sampling;
+use crate::summary::Summary;
 
 /// One row of a top-sites list: the site (its call path as one line), the call path's
 /// frames, and the figures of every stack merged into it.
@@ -102,6 +106,80 @@ pub struct SummaryWire {
     /// Allocator latency per function (only for traces recorded with `--latency`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub latency: Vec<LatencyWire>,
+    /// Present for a sampled trace: every count and byte figure is an estimate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<SamplingWire>,
+    /// Present when the trace starts mid-run (`memlens attach`): the sentence saying
+    /// so (blocks allocated before the attach are unknown).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mid_run: Option<String>,
+}
+
+/// What a summary document says about its trace besides the figures of the events.
+#[derive(Debug, Clone, Default)]
+pub struct TraceFacts {
+    /// The trace's path.
+    pub file: String,
+    /// The recorded executable.
+    pub program: String,
+    /// Its process id.
+    pub pid: u32,
+    /// Threads seen.
+    pub threads: usize,
+    /// Whether the trace ended cleanly with no damage.
+    pub complete: bool,
+    /// The recorder's warnings.
+    pub warnings: Vec<String>,
+    /// Damage, one phrase per place.
+    pub damage: Vec<String>,
+    /// How the trace was sampled, if it was.
+    pub sampling: Option<Sampling>,
+    /// The sentence saying the trace starts mid-run (`memlens attach`), if it does.
+    pub mid_run: Option<String>,
+}
+
+/// The four site rankings of a summary: by bytes, by count, at the peak, leaked.
+pub type SiteLists = [Vec<SiteWire>; 4];
+
+impl SummaryWire {
+    /// The document of summary `s` of the trace `facts` describes, with its ranked
+    /// `sites` and allocator `latency` rows.
+    pub fn new(s: &Summary, facts: TraceFacts, sites: SiteLists, latency: &[LatencyRow]) -> Self {
+        let [
+            top_sites,
+            top_sites_by_count,
+            top_peak_sites,
+            top_leak_sites,
+        ] = sites;
+        SummaryWire {
+            file: facts.file,
+            program: facts.program,
+            pid: facts.pid,
+            allocations: s.allocations,
+            frees: s.frees,
+            reallocations: s.reallocations,
+            allocated_bytes: s.allocated_bytes,
+            peak_bytes: s.peak_bytes,
+            peak_time_ns: s.peak_time_ns,
+            peak_allocations: s.peak_allocations,
+            duration_ns: s.duration_ns,
+            leaked_bytes: s.leaked_bytes,
+            leaked_allocations: s.leaked_allocations,
+            temporary_allocations: s.temporary,
+            unknown_frees: s.unknown_frees,
+            threads: facts.threads,
+            complete: facts.complete,
+            warnings: facts.warnings,
+            damage: facts.damage,
+            top_sites,
+            top_sites_by_count,
+            top_peak_sites,
+            top_leak_sites,
+            latency: latency.iter().map(LatencyWire::from).collect(),
+            sampling: facts.sampling.map(SamplingWire::from),
+            mid_run: facts.mid_run,
+        }
+    }
 }
 
 /// One function's allocator latency figures, in ns.

@@ -4,7 +4,8 @@
 use std::fmt::Write;
 
 use crate::latency::LatencyRow;
-use crate::output::{Node, Tree};
+use crate::model::TimeWindow;
+use crate::output::{Node, Tree, Trees};
 use crate::units::{format_bytes, format_latency, format_signed_bytes};
 
 /// Allocator latency per function as a table (`memlens summary` of a trace recorded
@@ -54,6 +55,8 @@ impl Default for TextOptions {
 /// Overall                 1.50 MiB    1200 objects  100.0 %   +1.20 MiB
 ///   Cache::insert         1.20 MiB     800 objects   80.0 %   +1.10 MiB
 /// ```
+///
+/// [`render_trees`] prints a whole series.
 pub fn render_tree(tree: &Tree, options: &TextOptions) -> String {
     let mut rows = Vec::new();
     collect_rows(&tree.root, None, 0, options, &mut rows);
@@ -97,6 +100,28 @@ fn collect_rows<'t>(
     for child in &node.children {
         collect_rows(child, Some(node.bytes), depth + 1, options, rows);
     }
+}
+
+/// Every tree of `trees`, each under a line naming its time (and, with `run`, its
+/// share of the run): `memlens tree`'s text output.
+pub fn render_trees(trees: &Trees, run: Option<TimeWindow>, options: &TextOptions) -> String {
+    let mut out = String::new();
+    for tree in &trees.trees {
+        let share = run
+            .filter(|r| r.duration_ns() > 0)
+            .map(|r| {
+                let percent = (tree.time_ns - r.start_ns) as f64 * 100.0 / r.duration_ns() as f64;
+                format!(" ({percent:.0} % of the run)")
+            })
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "\nat {}{share}:",
+            crate::units::format_duration(tree.time_ns)
+        );
+        out.push_str(&render_tree(tree, options));
+    }
+    out
 }
 
 #[cfg(test)]

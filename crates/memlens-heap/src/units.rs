@@ -36,18 +36,7 @@ pub fn format_signed_bytes(bytes: i64) -> String {
     }
 }
 
-/// `1_500_000` → `1.5 ms`; `10_000` → `10 µs`.
-pub fn format_duration(ns: u64) -> String {
-    let (scale, unit) = match ns {
-        0..1_000 => return format!("{ns} ns"),
-        1_000..1_000_000 => (1e3, "µs"),
-        1_000_000..1_000_000_000 => (1e6, "ms"),
-        _ => (1e9, "s"),
-    };
-    let text = format!("{:.3}", ns as f64 / scale);
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    format!("{text} {unit}")
-}
+pub use memlens_vocab::format_duration;
 
 /// An allocator latency, compact: `850 ns`, `12.3 µs`, `4.56 ms`.
 pub fn format_latency(ns: u32) -> String {

@@ -16,8 +16,11 @@
 //! address of the structure's head; the feed turns that into the head's type and
 //! allocation stack (the `data-structure` classifier's key), keeping the stack of every
 //! live object while the trace has walks.
+//!
+//! A sampled trace (`memlens record --sample`) makes a sampled builder: each
+//! allocation counts as the objects it stands for, so the model holds estimates.
 
-use memlens_heap::{AllocKind, FrameId, FrameInfo, HeapModelBuilder, StackId, TypeId};
+use memlens_heap::{AllocKind, FrameId, FrameInfo, HeapModelBuilder, Sampling, StackId, TypeId};
 use memlens_heap::{MULTIPLE_DATA_STRUCTURES, NOT_CONTAINED, data_structure_key};
 use memlens_trace::{AllocFn, Event, HeapWalkRecord, Metadata};
 use rustc_hash::FxHashMap;
@@ -58,6 +61,9 @@ impl HeapFeed {
     /// `extra` times besides its grid.
     pub(crate) fn new(md: &Metadata, symbols: &mut StackSymbols, extra: &[u64]) -> HeapFeed {
         let mut builder = HeapModelBuilder::coalescing(grid(md, extra));
+        if let Some(sampling) = md.sample_interval.and_then(Sampling::new) {
+            builder.sampled(sampling);
+        }
         builder.start(0);
         add_context(&mut builder, md, symbols);
         let (types, type_ids) = stack_types(&mut builder, md);

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use memlens_heap::Sampling;
 use memlens_trace::{Damage, Metadata, OpenError, TraceFile};
 
 use crate::damage::DamageNote;
@@ -56,6 +57,21 @@ impl TraceInput {
     /// synthetic object ids instead of addresses.
     pub fn is_java(&self) -> bool {
         self.metadata.stacks.has_types()
+    }
+
+    /// How the trace was sampled (`memlens record --sample`), if it was: every model
+    /// read from it then holds estimates, and every output says so.
+    pub fn sampling(&self) -> Option<Sampling> {
+        self.metadata.sample_interval.and_then(Sampling::new)
+    }
+
+    /// The sentence saying the trace starts mid-run (`memlens attach`), if it does:
+    /// every view shows it, since blocks allocated before the attach are unknown.
+    pub fn mid_run_note(&self) -> Option<String> {
+        self.metadata
+            .attached
+            .as_ref()
+            .map(crate::mid_run::mid_run_note)
     }
 
     /// The number of event chunks (the units of the event pass's progress).

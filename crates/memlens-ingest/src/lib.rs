@@ -14,7 +14,11 @@
 //!    traces, such as a parent and its forked children), the streaming summary with
 //!    allocator latencies; [`references`] reads the reference chunks for the cache
 //!    lens and [`reference_import`] a reference trace of any format into the simulator;
-//!    [`visit_events`] hands an exporter every event of a trace in time order.
+//!    [`visit_events`] hands an exporter every event of a trace in time order;
+//!    [`follow`] reads a trace still being written again whenever it grows.
+//!
+//! A trace that starts mid-run (`memlens attach`) says so in one sentence
+//! ([`TraceInput::mid_run_note`]), which [`ingest`] adds to every command's notes.
 //!
 //! Architecture invariant: no printing and no policy of its own. Progress goes through
 //! the [`Progress`] trait and damage comes back as values ([`DamageNote`] says it in
@@ -26,9 +30,11 @@
 
 mod alloc_feed;
 mod damage;
+pub mod follow;
 mod heap_feed;
 mod index;
 mod input;
+mod mid_run;
 mod pass;
 mod progress;
 pub mod reference_import;

@@ -8,7 +8,7 @@
 use memlens_alloc::{AllocModel, AllocModelBuilder, MappedBytes};
 use memlens_heap::latency::LatencyTable;
 use memlens_heap::summary::{Summary, SummaryBuilder};
-use memlens_heap::{HeapModel, format_bytes, format_duration};
+use memlens_heap::{HeapModel, Sampling, format_bytes, format_duration};
 use memlens_trace::{AllocFn, Event, EventStream, MapChange, Metadata};
 
 use crate::alloc_feed::AllocFeed;
@@ -31,6 +31,9 @@ pub struct Wanted {
     pub alloc: bool,
     /// The streaming summary and allocator latencies of the first trace.
     pub summary: bool,
+    /// The trace is still being written ([`follow`](crate::follow)): its index is
+    /// neither read nor written, since it would be stale a moment later.
+    pub growing: bool,
 }
 
 impl Wanted {
@@ -38,6 +41,16 @@ impl Wanted {
     pub fn alloc() -> Wanted {
         Wanted {
             alloc: true,
+            ..Wanted::default()
+        }
+    }
+
+    /// The heap and allocation-map models of a trace still being written.
+    pub fn growing() -> Wanted {
+        Wanted {
+            heap: true,
+            alloc: true,
+            growing: true,
             ..Wanted::default()
         }
     }
@@ -126,8 +139,11 @@ pub fn ingest(
     progress: &dyn Progress,
 ) -> Models {
     let mut models = Models::default();
+    models
+        .notes
+        .extend(inputs.iter().filter_map(TraceInput::mid_run_note));
     let mut heap_wanted = wanted.heap && !inputs.is_empty();
-    if heap_wanted {
+    if heap_wanted && !wanted.growing {
         match index::load(&inputs[0], &wanted.heap_instants) {
             Lookup::Found(model) => {
                 models.heap = Some(*model);
@@ -158,7 +174,7 @@ pub fn ingest(
         let md = &input.metadata;
         let mut heap =
             (first && heap_wanted).then(|| HeapFeed::new(md, names, &wanted.heap_instants));
-        let mut summary = (first && wanted.summary).then(SummaryFeed::new);
+        let mut summary = (first && wanted.summary).then(|| SummaryFeed::new(md));
         let mut alloc_feed = alloc.as_mut().map(|b| {
             let offset = md
                 .process
@@ -210,6 +226,7 @@ pub fn ingest(
             let model = heap.finish(md.last_time);
             // A damaged trace is read again (and its damage reported) every time.
             if input.damage.is_empty()
+                && !wanted.growing
                 && let Err(why) = index::store(input, &model)
             {
                 models.notes.push(format!("no index kept: {why}"));
@@ -271,13 +288,17 @@ struct SummaryFeed {
 }
 
 impl SummaryFeed {
-    fn new() -> SummaryFeed {
+    /// The summary of the trace `md` describes (estimates when it is sampled).
+    fn new(md: &Metadata) -> SummaryFeed {
         let mut latency = LatencyTable::new();
         let alloc_ops = AllocFn::ALL.map(|f| latency.op(f.name()));
         let realloc_op = latency.op("realloc");
         let free_op = latency.op("free");
         SummaryFeed {
-            builder: SummaryBuilder::new(),
+            builder: md
+                .sample_interval
+                .and_then(Sampling::new)
+                .map_or_else(SummaryBuilder::new, SummaryBuilder::sampled),
             latency,
             alloc_ops,
             realloc_op,

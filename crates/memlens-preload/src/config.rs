@@ -15,6 +15,8 @@
 //! | `MEMLENS_WRAPPERS` | allocation wrappers the user declared, one glob per line, written into the trace | none |
 //! | `MEMLENS_FREE_STACKS` | `1` to also record the call stack of every free | off |
 //! | `MEMLENS_MMAP` | `1` to also record the program's own `mmap`, `munmap` and `mremap` calls | off |
+//! | `MEMLENS_SAMPLE` | record a Poisson sample by bytes, about one allocation per this many bytes (`512K`, `512KiB`: `memlens-vocab`'s size grammar; see `sampling.rs`); turns `MEMLENS_LATENCY` off | every allocation |
+//! | `MEMLENS_SAMPLE_SEED` | a number that fixes the sampling's random draws (tests) | from the clock |
 
 use std::ffi::{CStr, OsString};
 use std::os::unix::ffi::OsStringExt;
@@ -41,6 +43,11 @@ pub struct Config {
     pub free_stacks: bool,
     /// Record the program's own mappings (`memlens record --mmap`).
     pub mmap: bool,
+    /// The mean sampling interval in bytes (`memlens record --sample`); 0 records
+    /// every allocation.
+    pub sample_bytes: u64,
+    /// Fixes the sampling's random draws (`MEMLENS_SAMPLE_SEED`).
+    pub sample_seed: Option<u64>,
 }
 
 /// Reads an environment variable without allocating through the hooks
@@ -72,6 +79,9 @@ impl Config {
     /// Reads the settings from `var`, which gives a variable's value.
     pub fn from_vars(var: impl Fn(&CStr) -> Option<OsString>) -> Config {
         let text = |n: &CStr| var(n).map(|v| v.to_string_lossy().into_owned());
+        let sample_bytes = text(c"MEMLENS_SAMPLE")
+            .and_then(|s| memlens_vocab::parse_size(&s).ok())
+            .unwrap_or(0);
         Config {
             output: var(c"MEMLENS_OUTPUT"),
             dir: var(c"MEMLENS_DIR"),
@@ -92,7 +102,8 @@ impl Config {
                 .unwrap_or(100)
                 * 1_000_000,
             compress: text(c"MEMLENS_COMPRESS").as_deref() != Some("0"),
-            latency: text(c"MEMLENS_LATENCY").as_deref() == Some("1"),
+            // A sampled recording has no latencies: its fast path reads no clock.
+            latency: text(c"MEMLENS_LATENCY").as_deref() == Some("1") && sample_bytes == 0,
             wrappers: text(c"MEMLENS_WRAPPERS")
                 .map(|w| {
                     w.lines()
@@ -104,6 +115,8 @@ impl Config {
                 .unwrap_or_default(),
             free_stacks: text(c"MEMLENS_FREE_STACKS").as_deref() == Some("1"),
             mmap: text(c"MEMLENS_MMAP").as_deref() == Some("1"),
+            sample_bytes,
+            sample_seed: text(c"MEMLENS_SAMPLE_SEED").and_then(|s| s.trim().parse().ok()),
         }
     }
 }
@@ -196,6 +209,19 @@ mod tests {
         assert!(!c.latency);
         assert!(!c.follow_fork);
         assert_eq!(config(&[("MEMLENS_FLUSH_MS", "1.5")]).flush_ns, 100_000_000);
+    }
+
+    #[test]
+    fn sampling_reads_the_size_grammar_and_turns_latency_off() {
+        let c = config(&[]);
+        assert_eq!((c.sample_bytes, c.sample_seed), (0, None));
+        for (text, bytes) in [("512K", 512 << 10), ("512KiB", 512 << 10), ("4096", 4096)] {
+            let c = config(&[("MEMLENS_SAMPLE", text), ("MEMLENS_LATENCY", "1")]);
+            assert_eq!(c.sample_bytes, bytes, "{text}");
+            assert!(!c.latency);
+        }
+        assert_eq!(config(&[("MEMLENS_SAMPLE", "lots")]).sample_bytes, 0);
+        assert_eq!(config(&[("MEMLENS_SAMPLE_SEED", "7")]).sample_seed, Some(7));
     }
 
     #[test]

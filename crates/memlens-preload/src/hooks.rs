@@ -19,6 +19,12 @@
 //! allocator took. Each hook picks its mode once per call (one relaxed load,
 //! [`recording::latency`]) and runs a copy of its body compiled for that
 //! mode, so the default mode does exactly the work it did before.
+//!
+//! With `--sample BYTES` (`MEMLENS_SAMPLE`, see `sampling.rs`) an allocation
+//! forwards, subtracts its size from the thread's byte counter and returns; only
+//! one that reaches the counter is recorded (and its block remembered), and only
+//! frees of remembered blocks are. A `realloc` is a free of the old block (when it
+//! was sampled) and a sampling decision for the new one.
 
 use core::ffi::c_void;
 use core::sync::atomic::Ordering;
@@ -31,7 +37,7 @@ use crate::ring::CAPACITY;
 use crate::slot::{self, MAX_LATENCY_TICKS, Slot};
 use crate::stack::{self, MAX_DEPTH};
 use crate::thread::{self, BUSY, ThreadState};
-use crate::{clock, lifecycle, registry, wakeup};
+use crate::{clock, lifecycle, registry, sampling, wakeup};
 
 #[inline(always)]
 fn timed() -> bool {
@@ -99,6 +105,14 @@ pub(crate) fn enter() -> Option<Guard<'static>> {
     // SAFETY: a non-sentinel key value is this thread's live state.
     let state: &'static ThreadState = unsafe { &*(p as *const ThreadState) };
     if state.in_hook.replace(true) {
+        return None;
+    }
+    // Checked again once inside: `memlens detach` (attach.rs) clears RECORDING,
+    // then waits for every thread inside a hook; its membarrier orders this
+    // thread's flag before this load.
+    core::sync::atomic::compiler_fence(Ordering::SeqCst);
+    if !RECORDING.load(Ordering::Relaxed) {
+        state.in_hook.set(false);
         return None;
     }
     // SAFETY: the state's errno pointer is this thread's errno.
@@ -256,6 +270,13 @@ fn alloc(size: usize, func: AllocFn, call: impl FnOnce() -> *mut c_void) -> *mut
     if idle() {
         return call();
     }
+    if sampling::on() {
+        let p = call();
+        if !p.is_null() && sampled(size) {
+            record_sampled(p, size, func);
+        }
+        return p;
+    }
     if timed() {
         alloc_timed(size, func, call)
     } else {
@@ -266,6 +287,100 @@ fn alloc(size: usize, func: AllocFn, call: impl FnOnce() -> *mut c_void) -> *mut
 #[inline(never)]
 fn alloc_timed(size: usize, func: AllocFn, call: impl FnOnce() -> *mut c_void) -> *mut c_void {
     alloc_with::<true>(size, func, call)
+}
+
+/// Counts an allocation of `size` bytes against this thread's sampling counter;
+/// true when it is sampled. Nested calls (the recorder's own) and threads that do
+/// not record do not count.
+#[inline(always)]
+fn sampled(size: usize) -> bool {
+    let p = thread::current();
+    if p == BUSY {
+        return false;
+    }
+    if p.is_null() {
+        return first_sampled(size);
+    }
+    // SAFETY: a non-sentinel key value is this thread's live state.
+    let state = unsafe { &*(p as *const ThreadState) };
+    !state.in_hook.get() && state.sampler.take(size)
+}
+
+/// [`sampled`] for a thread's first allocation: its state is made first.
+#[cold]
+#[inline(never)]
+fn first_sampled(size: usize) -> bool {
+    enter().is_some_and(|g| g.state.sampler.take(size))
+}
+
+/// Records a sampled allocation and remembers its block, so its free is recorded.
+#[cold]
+#[inline(never)]
+fn record_sampled(p: *mut c_void, size: usize, func: AllocFn) {
+    let t = clock::now_raw();
+    let Some(g) = enter() else { return };
+    sampling::insert(p as u64);
+    let stack = stack_id(g.state);
+    let event = slot::encode_alloc::<false>(t, p as u64, size as u64, func, stack, 0);
+    publish(g.state, &[event]);
+}
+
+/// Forgets `p` if it is a sampled block; true when it was, and then its free is
+/// recorded at `t` (before the real call, which the caller makes after this).
+#[inline(always)]
+fn take_sampled(p: *mut c_void, t: impl FnOnce() -> u64) -> bool {
+    sampling::maybe_sampled(p as u64) && take_sampled_slow(p, t())
+}
+
+#[cold]
+#[inline(never)]
+fn take_sampled_slow(p: *mut c_void, t: u64) -> bool {
+    let Some(g) = enter() else { return false };
+    if !sampling::take(p as u64) {
+        return false;
+    }
+    let stack = if recording::free_stacks() {
+        stack_id(g.state)
+    } else {
+        0
+    };
+    publish(g.state, &[slot::encode_free(t, p as u64, 0, stack)]);
+    true
+}
+
+/// `realloc` in sampled mode: the old block's free is recorded when it was sampled
+/// (it leaves the set before the real call), the new block is sampled by its size.
+/// A failed call keeps the old block, and its place in the set.
+#[inline(never)]
+fn realloc_sampled(p: *mut c_void, size: usize) -> *mut c_void {
+    let was_sampled = !p.is_null() && sampling::maybe_sampled(p as u64) && {
+        let Some(_g) = enter() else {
+            // SAFETY: forwarding (a nested call: the recorder's own).
+            return unsafe { (real().realloc)(p, size) };
+        };
+        sampling::take(p as u64)
+    };
+    let t = if was_sampled { clock::now_raw() } else { 0 };
+    // SAFETY: forwarding.
+    let q = unsafe { (real().realloc)(p, size) };
+    if q.is_null() && size != 0 {
+        if was_sampled {
+            sampling::insert(p as u64);
+        }
+        return q;
+    }
+    if was_sampled && let Some(g) = enter() {
+        let stack = if recording::free_stacks() {
+            stack_id(g.state)
+        } else {
+            0
+        };
+        publish(g.state, &[slot::encode_free(t, p as u64, 0, stack)]);
+    }
+    if !q.is_null() && sampled(size) {
+        record_sampled(q, size, REALLOC_AS_ALLOC);
+    }
+    q
 }
 
 /// `free` in latency mode: the event keeps its time from before the call
@@ -330,6 +445,12 @@ pub unsafe extern "C" fn free(p: *mut c_void) {
         unsafe { (real().free)(p) };
         return;
     }
+    if sampling::on() {
+        take_sampled(p, clock::now_raw);
+        // SAFETY: forwarding.
+        unsafe { (real().free)(p) };
+        return;
+    }
     let t = clock::now_raw();
     if timed() {
         free_timed(p, t);
@@ -384,13 +505,20 @@ unsafe fn realloc_mode<const TIMED: bool>(p: *mut c_void, size: usize) -> *mut c
             // new block of `size` bytes from the real heap, so both hold `n`
             // bytes and they do not overlap.
             unsafe { core::ptr::copy_nonoverlapping(p as *const u8, q as *mut u8, n) };
-            record_alloc::<TIMED>(q, size, REALLOC_AS_ALLOC, t0);
+            if !sampling::on() {
+                record_alloc::<TIMED>(q, size, REALLOC_AS_ALLOC, t0);
+            } else if sampled(size) {
+                record_sampled(q, size, REALLOC_AS_ALLOC);
+            }
         }
         return q;
     }
     if idle() {
         // SAFETY: forwarding.
         return unsafe { (real().realloc)(p, size) };
+    }
+    if sampling::on() {
+        return realloc_sampled(p, size);
     }
     let t_before = clock::now_raw();
     // SAFETY: forwarding.

@@ -19,7 +19,12 @@
 //! (waking the writer, synchronous flushes), `modules` (the module map),
 //! `lifecycle` (start, fork, exec, exit, dlopen, marks), `real` (the next
 //! allocator and the bootstrap arena), `recording` (the process-wide
-//! switches), `config`, `session`, `locked`.
+//! switches), `sampling` (`MEMLENS_SAMPLE`: the per-thread byte counters and the
+//! set of sampled live blocks), `config`, `session`, `locked`; `attach`
+//! (`memlens attach`: a session started in a running process), `got`
+//! (routing its modules' calls through their GOT slots) and `attach_hooks`
+//! (finding the hooks they are routed to; the doors of `dlopen`, `dlclose`
+//! and `_exit`).
 //!
 //! The modules form a layered graph without cycles (the unit test in
 //! `module_graph.rs` keeps it so): the entry points (`hooks`, `lifecycle`,
@@ -38,11 +43,16 @@
 // much of the machinery they drive has no caller there.
 #![cfg_attr(test, allow(dead_code))]
 
+#[cfg(not(test))]
+mod attach;
+#[cfg(not(test))]
+mod attach_hooks;
 mod clock;
 mod config;
 mod dwarf;
 #[cfg(not(test))]
 mod exec_variadic;
+mod got;
 #[cfg(not(test))]
 mod hooks;
 mod interning;
@@ -59,6 +69,7 @@ mod real;
 mod recording;
 mod registry;
 mod ring;
+mod sampling;
 mod session;
 mod slot;
 mod stack;
@@ -120,9 +131,14 @@ unsafe impl GlobalAlloc for RealAllocator {
 #[global_allocator]
 static GLOBAL: RealAllocator = RealAllocator;
 
-/// The library constructor.
+/// The library constructor: starts recording when preloaded; when
+/// `memlens attach` loads the library into a running process, the session
+/// starts with `memlens_attach_start` instead (see `attach.rs`).
 #[cfg(not(test))]
 extern "C" fn init() {
+    if attach::loaded_for_attach() {
+        return;
+    }
     lifecycle::start(hooks::malloc as *const ());
 }
 

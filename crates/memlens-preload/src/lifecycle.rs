@@ -41,7 +41,8 @@ pub fn start_early(our_malloc: *const ()) {
     }
 }
 
-/// Real `dlopen`, `dlclose` and the exec family, resolved at start-up.
+/// Real `dlopen`, `dlclose` and the exec family, resolved at start-up (by
+/// [`start`]: an attached session routes `dlopen` and `dlclose` itself).
 static REAL_DLOPEN: AtomicUsize = AtomicUsize::new(0);
 static REAL_DLCLOSE: AtomicUsize = AtomicUsize::new(0);
 static REAL_EXECVE: AtomicUsize = AtomicUsize::new(0);
@@ -110,11 +111,32 @@ fn start_session(forked: bool, ppid: u32) -> bool {
     let Some(out) = output::open(config, &path) else {
         return false;
     };
+    let info = process_info(config, pid, ppid, start_unix_ns);
+    let w = writer::Writer::new(out, info, raw0, mono0);
+    writer::install(w);
+    if writer::spawn() {
+        RECORDING.store(true, Ordering::Release);
+        true
+    } else {
+        session::add_warning(
+            "the recorder could not start its writer thread; nothing was recorded".into(),
+        );
+        false
+    }
+}
+
+/// The trace's first record: who is recorded, and how.
+fn process_info(
+    config: &Config,
+    pid: u32,
+    ppid: u32,
+    start_unix_ns: u64,
+) -> memlens_trace::ProcessInfo {
     let cmdline = read_cmdline();
     let exe = std::fs::read_link("/proc/self/exe")
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let info = memlens_trace::ProcessInfo {
+    memlens_trace::ProcessInfo {
         pid,
         ppid,
         exe,
@@ -130,18 +152,57 @@ fn start_session(forked: bool, ppid: u32) -> bool {
             stack::Mode::Dwarf => "dwarf".into(),
         },
         recorder: concat!("memlens-preload ", env!("CARGO_PKG_VERSION")).into(),
-    };
-    let w = writer::Writer::new(out, info, raw0, mono0);
-    writer::install(w);
-    if writer::spawn() {
-        RECORDING.store(true, Ordering::Release);
-        true
-    } else {
-        session::add_warning(
-            "the recorder could not start its writer thread; nothing was recorded".into(),
-        );
-        false
     }
+}
+
+/// Set once the `fork` handlers are registered.
+static ATFORK: AtomicBool = AtomicBool::new(false);
+
+fn register_fork_handlers() {
+    if !ATFORK.swap(true, Ordering::AcqRel) {
+        // SAFETY: registering plain C callbacks.
+        unsafe {
+            libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
+        }
+    }
+}
+
+/// Starts recording a process that is already running (`memlens attach`,
+/// see `attach.rs`) into `out`, with the session's settings already set
+/// (`session::set_attached_config`): the real functions as the program sees
+/// them, the unwinder's view of the modules loaded now, the writer. The
+/// environment never starts a session in such a process. The trace's
+/// process record is followed by `attached`, with the attach time filled in.
+/// False when the writer thread could not start (nothing is recorded).
+pub fn start_attached(out: output::Output, mut attached: memlens_trace::Attached) -> bool {
+    STARTED.store(2, Ordering::Release);
+    real::resolve_global();
+    thread::init_key();
+    // SAFETY: dlsym lookup of a NUL-terminated name.
+    let freeres = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"_ZN9__gnu_cxx9__freeresEv".as_ptr()) };
+    FREERES.store(freeres as usize, Ordering::Release);
+    register_fork_handlers();
+    let config = session::config();
+    // The modules, unwinder and latency mode of this attach, not the last one's.
+    PREPARED.store(false, Ordering::Release);
+    prepare(config);
+    let pid = getpid();
+    PID.store(pid, Ordering::Relaxed);
+    let raw0 = clock::now_raw();
+    let mono0 = clock::monotonic_ns();
+    attached.attach_unix_ns = clock::realtime_ns();
+    // SAFETY: getppid has no preconditions.
+    let ppid = unsafe { libc::getppid() } as u32;
+    let info = process_info(config, pid, ppid, attached.attach_unix_ns);
+    let mut w = writer::Writer::new(out, info, raw0, mono0);
+    w.note(&memlens_trace::Meta::Attached(attached));
+    writer::install(w);
+    if !writer::spawn() {
+        writer::stop();
+        return false;
+    }
+    RECORDING.store(true, Ordering::Release);
+    true
 }
 
 fn read_cmdline() -> Vec<String> {
@@ -194,10 +255,7 @@ pub fn start(our_malloc: *const ()) {
     // SAFETY: dlsym lookup of a NUL-terminated name.
     let freeres = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"_ZN9__gnu_cxx9__freeresEv".as_ptr()) };
     FREERES.store(freeres as usize, Ordering::Release);
-    // SAFETY: registering plain C callbacks.
-    unsafe {
-        libc::pthread_atfork(Some(fork_prepare), Some(fork_parent), Some(fork_child));
-    }
+    register_fork_handlers();
     STARTED.store(2, Ordering::Release);
     thread::set_current(core::ptr::null_mut());
 }
@@ -370,7 +428,7 @@ pub unsafe extern "C" fn fexecve(
 /// Records the module map right after a `dlopen`/`dlclose`, with the time
 /// of the call, so even a library loaded and unloaded between two writer
 /// rounds is in the trace.
-fn modules_changed() {
+pub fn modules_changed() {
     if RECORDING.load(Ordering::Acquire) {
         let raw = clock::now_raw();
         let scanned = modules::scan();

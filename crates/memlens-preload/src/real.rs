@@ -153,14 +153,30 @@ pub fn resolved() -> bool {
     STATE.load(Ordering::Acquire) == RESOLVED
 }
 
-unsafe fn next(name: &core::ffi::CStr) -> Option<*mut c_void> {
+unsafe fn lookup(scope: *mut c_void, name: &core::ffi::CStr) -> Option<*mut c_void> {
     // SAFETY: dlsym with a NUL-terminated name.
-    let p = unsafe { libc::dlsym(libc::RTLD_NEXT, name.as_ptr()) };
+    let p = unsafe { libc::dlsym(scope, name.as_ptr()) };
     (!p.is_null()).then_some(p)
 }
 
 /// Resolves every function once. Safe to call again (it returns at once).
 pub fn resolve() {
+    resolve_in(libc::RTLD_NEXT);
+}
+
+/// Resolves every function once as the program sees it, in the global scope:
+/// for a recorder `dlopen`ed into a running process (`memlens attach`), which
+/// is not in the program's lookup order, so `RTLD_NEXT` would miss an allocator
+/// the executable or its libraries bring.
+pub fn resolve_global() {
+    resolve_in(libc::RTLD_DEFAULT);
+}
+
+fn resolve_in(scope: *mut c_void) {
+    let next = |name| {
+        // SAFETY: `scope` is a dlsym pseudo-handle.
+        unsafe { lookup(scope, name) }
+    };
     if STATE
         .compare_exchange(UNRESOLVED, RESOLVING, Ordering::AcqRel, Ordering::Acquire)
         .is_err()

@@ -5,20 +5,36 @@
 //! and by the writer (inside its round, so after the writer's own lock) that
 //! takes from it. The allocation hot path never takes any.
 
+use core::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::OnceLock;
 
 use crate::config::Config;
 use crate::locked::Locked;
 
 static CONFIG: OnceLock<Config> = OnceLock::new();
+/// The settings of the current attached session (`memlens attach`), which
+/// come with its start call, not from the program's environment.
+static ATTACHED_CONFIG: AtomicPtr<Config> = AtomicPtr::new(core::ptr::null_mut());
 static MARKS: Locked<Vec<(u64, u32, String)>> = Locked::new(Vec::new());
 static WARNINGS: Locked<Vec<String>> = Locked::new(Vec::new());
 /// Module maps taken by the `dlopen`/`dlclose` hooks, with their raw times.
 static MODULE_SNAPSHOTS: Locked<Vec<(u64, Vec<memlens_trace::Module>)>> = Locked::new(Vec::new());
 
-/// The settings (read at start-up).
+/// The settings (read at start-up, or given by the attached session).
 pub fn config() -> &'static Config {
+    let attached = ATTACHED_CONFIG.load(Ordering::Acquire);
+    if !attached.is_null() {
+        // SAFETY: set by `set_attached_config` from a leaked box, never freed.
+        return unsafe { &*attached };
+    }
     CONFIG.get_or_init(Config::from_env)
+}
+
+/// Sets the settings of an attached session, before it starts. Each
+/// attach's settings are kept for the life of the process (they are small,
+/// and a late reader may still hold the previous ones).
+pub fn set_attached_config(config: Config) {
+    ATTACHED_CONFIG.store(Box::into_raw(Box::new(config)), Ordering::Release);
 }
 
 /// Queues a user mark taken at raw time `raw` on thread `tid`.

@@ -19,6 +19,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::interning::LocalStacks;
 use crate::ring::Ring;
+use crate::sampling::Sampler;
 use crate::stack::StackCache;
 use crate::{dwarf, wakeup};
 
@@ -55,6 +56,8 @@ pub struct ThreadState {
     pub exited: AtomicBool,
     /// The thread's name, read at exit (`prctl(PR_GET_NAME)`).
     pub exit_name: core::cell::UnsafeCell<[u8; 16]>,
+    /// Bytes to this thread's next sampled allocation (`MEMLENS_SAMPLE`).
+    pub sampler: Sampler,
 }
 
 // SAFETY: the fields other threads touch (ring, exited, exit_name after
@@ -139,6 +142,7 @@ pub fn create(register: impl FnOnce(*mut ThreadState)) -> *mut ThreadState {
         last_wake: Cell::new(0),
         exited: AtomicBool::new(false),
         exit_name: core::cell::UnsafeCell::new([0; 16]),
+        sampler: Sampler::new(tid),
     }));
     register(state);
     set_current(state.cast());

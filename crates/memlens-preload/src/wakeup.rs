@@ -26,6 +26,9 @@ static END_RAW: AtomicU64 = AtomicU64::new(0);
 pub const END_EXIT: u32 = 1;
 /// `_exit` was called.
 pub const END_UNDERSCORE_EXIT: u32 = 2;
+/// `memlens detach` (or the end of `memlens attach`) stopped the recording;
+/// the program runs on.
+pub const END_DETACH: u32 = 3;
 
 fn futex_wake(word: &AtomicU32) {
     // SAFETY: FUTEX_WAKE on a valid aligned u32.
@@ -132,7 +135,8 @@ pub fn end_requested() -> Option<(u32, u64)> {
     })
 }
 
-/// Resets the words in a forked child (its writer is new).
+/// Resets the words in a forked child (its writer is new), and between two
+/// attached sessions.
 pub fn reset_after_fork() {
     WAKE.store(0, Ordering::Relaxed);
     FLUSH_REQ.store(0, Ordering::Relaxed);

@@ -10,7 +10,7 @@
 //! flush and wait (bounded) for the answer.
 
 use core::ffi::c_void;
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicBool, Ordering};
 use rustc_hash::FxHashMap as HashMap;
 
 use memlens_trace::format::ChunkKind;
@@ -22,7 +22,7 @@ use crate::slot::{Decoder, Record};
 use crate::stack::MAX_DEPTH;
 use crate::thread::{self, BUSY, ThreadState};
 use crate::ticks::TickConverter;
-use crate::{clock, modules, recording, registry, session, wakeup};
+use crate::{clock, modules, recording, registry, sampling, session, wakeup};
 
 /// The writer, behind a mutex that the writer thread holds for one round at
 /// a time; `fork` (so the child never inherits it mid-round) takes it too.
@@ -108,6 +108,7 @@ impl Writer {
         let cfg = session::config();
         // The hooks' capture modes, set before recording starts.
         recording::set_captures(cfg.free_stacks, cfg.mmap);
+        sampling::configure(cfg.sample_bytes, cfg.sample_seed);
         let mut w = Writer {
             out,
             compressor: if cfg.compress {
@@ -138,6 +139,11 @@ impl Writer {
         let header = memlens_trace::header::header_bytes();
         w.failed = !output::write_all(w.out.fd, &header);
         w.process.meta(&Meta::Process(info));
+        if cfg.sample_bytes > 0 {
+            w.process.meta(&Meta::Sampling {
+                mean_interval_bytes: cfg.sample_bytes,
+            });
+        }
         for pattern in &cfg.wrappers {
             w.process.meta(&Meta::Wrapper {
                 pattern: pattern.clone(),
@@ -147,6 +153,11 @@ impl Writer {
         w.apply_modules(t, modules::scan().into_iter().map(|s| s.module).collect());
         w.flush_all();
         w
+    }
+
+    /// Adds a record to the process stream (written with the next flush).
+    pub fn note(&mut self, meta: &Meta) {
+        self.process.meta(meta);
     }
 
     fn now_ns(&self) -> u64 {
@@ -493,6 +504,7 @@ impl Writer {
                 let t = self.ticks.convert(raw).max(self.latest_ns);
                 let how = match how {
                     wakeup::END_UNDERSCORE_EXIT => "_exit",
+                    wakeup::END_DETACH => "detach",
                     _ => "exit",
                 };
                 self.process.meta(&Meta::Totals(self.totals));
@@ -558,7 +570,7 @@ pub extern "C" fn writer_main(_arg: *mut c_void) -> *mut c_void {
             0,
         );
     }
-    loop {
+    while !STOP.load(Ordering::Acquire) {
         let seen = wakeup::wake_count();
         with_writer(|w| w.round());
         let pending = wakeup::flush_pending(wakeup::flush_requested());
@@ -566,10 +578,40 @@ pub extern "C" fn writer_main(_arg: *mut c_void) -> *mut c_void {
             wakeup::sleep(seen, 10_000_000);
         }
     }
+    RUNNING.store(false, Ordering::Release);
+    core::ptr::null_mut()
+}
+
+/// Asks the writer thread to leave its loop ([`stop`]).
+static STOP: AtomicBool = AtomicBool::new(false);
+/// True from [`spawn`] until the writer thread has left its loop.
+static RUNNING: AtomicBool = AtomicBool::new(false);
+
+/// Ends an attached session's writer (`memlens detach`; the trace has been
+/// finished by a flush with its end): stops the thread (waiting at most two
+/// seconds), then closes the trace and drops the writer.
+pub fn stop() {
+    STOP.store(true, Ordering::Release);
+    let deadline = clock::monotonic_ns() + 2_000_000_000;
+    while RUNNING.load(Ordering::Acquire) && clock::monotonic_ns() < deadline {
+        wakeup::wake();
+        // SAFETY: usleep has no preconditions.
+        unsafe { libc::usleep(1_000) };
+    }
+    if RUNNING.load(Ordering::Acquire) {
+        // A wedged writer keeps its state; it never touches a new one.
+        return;
+    }
+    if let Some(w) = WRITER.with(Option::take) {
+        // SAFETY: closing the trace's descriptor, which only the writer used.
+        unsafe { libc::close(w.out.fd) };
+    }
+    STOP.store(false, Ordering::Release);
 }
 
 /// Starts the writer thread; false if it could not be created.
 pub fn spawn() -> bool {
+    RUNNING.store(true, Ordering::Release);
     // SAFETY: plain pthread creation with a static entry point.
     unsafe {
         let mut tid: libc::pthread_t = 0;
@@ -578,6 +620,9 @@ pub fn spawn() -> bool {
         libc::pthread_attr_setdetachstate(&mut attr, libc::PTHREAD_CREATE_DETACHED);
         let r = libc::pthread_create(&mut tid, &attr, writer_main, core::ptr::null_mut());
         libc::pthread_attr_destroy(&mut attr);
+        if r != 0 {
+            RUNNING.store(false, Ordering::Release);
+        }
         r == 0
     }
 }

@@ -39,7 +39,7 @@ pub enum RecordError {
     #[error("--wrapper {0}")]
     Wrapper(#[from] memlens_symbols::WrapperPatternError),
     /// The Java sampling interval does not fit the agent's 32-bit option.
-    #[error("--java-sample {bytes}: at most {} bytes", i32::MAX)]
+    #[error("--sample {bytes} with --java: at most {} bytes", i32::MAX)]
     JavaSample {
         /// The interval as given.
         bytes: u64,
@@ -184,7 +184,7 @@ mod tests {
         );
         assert_eq!(
             RecordError::JavaSample { bytes: 1 << 40 }.to_string(),
-            "--java-sample 1099511627776: at most 2147483647 bytes"
+            "--sample 1099511627776 with --java: at most 2147483647 bytes"
         );
         assert_eq!(
             RecordError::JavaDepth { frames: 5000 }.to_string(),

@@ -36,7 +36,8 @@
 //! - `helper_library.rs`: finding the preload library and the agent.
 //! - `output.rs`: the requested trace.
 //! - `manifest.rs`: the list of traces the recorders write, and of the processes
-//!   they left unrecorded (without `--follow-fork`).
+//!   they left unrecorded (without `--follow-fork`); `trace_watch.rs` hands the main
+//!   trace's path over while the program runs.
 //! - `observer.rs`, `outcome.rs`, `error.rs`: what goes back to the caller.
 //!
 //! The Valgrind recorder, which runs the program under Valgrind rather than inside
@@ -56,6 +57,7 @@ mod observer;
 mod outcome;
 mod output;
 mod program;
+mod trace_watch;
 
 pub use error::RecordError;
 pub use helper_library::HelperLibrary;

@@ -14,6 +14,9 @@
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Sender;
 
 use memlens_symbols::Interposition;
 
@@ -22,6 +25,7 @@ use crate::launch::{Launch, prepend};
 use crate::manifest::Manifest;
 use crate::output::{absolute, refuse_existing_output};
 use crate::program::find_program;
+use crate::trace_watch;
 use crate::{Observer, RecordError, RecordOutcome, Warning};
 
 /// How the preload library captures call stacks.
@@ -80,6 +84,12 @@ pub struct NativeOptions {
     pub free_stacks: bool,
     /// Also record the program's own `mmap`, `munmap` and `mremap` calls.
     pub mmap: bool,
+    /// Record a Poisson sample by bytes: about one allocation per this many bytes
+    /// (`MEMLENS_SAMPLE`; `None` records every allocation).
+    pub sample_bytes: Option<u64>,
+    /// Told the main trace's path once it holds the process stream, while the program
+    /// runs (`memlens record --view` opens the viewer on it).
+    pub on_trace: Option<Sender<PathBuf>>,
 }
 
 /// Runs the program under the LD_PRELOAD library until it ends. A program that
@@ -125,7 +135,13 @@ pub fn record_native(
         &template,
         std::env::var_os("LD_PRELOAD"),
     );
-    let exit_code = launch.run()?;
+    let done = Arc::new(AtomicBool::new(false));
+    if let Some(to) = options.on_trace.clone() {
+        trace_watch::watch(manifest.path().to_owned(), to, Arc::clone(&done));
+    }
+    let exit_code = launch.run();
+    done.store(true, Ordering::Release);
+    let exit_code = exit_code?;
     Ok(RecordOutcome {
         program,
         exit_code,
@@ -179,6 +195,10 @@ fn native_launch(
     launch.remove("MEMLENS_DIR");
     if let Some(every) = &options.mark_every {
         launch.set("MEMLENS_MARK_EVERY", every);
+    }
+    match options.sample_bytes {
+        Some(bytes) => launch.set("MEMLENS_SAMPLE", bytes.to_string()),
+        None => launch.remove("MEMLENS_SAMPLE"),
     }
     if options.wrappers.is_empty() {
         launch.remove("MEMLENS_WRAPPERS");
@@ -306,6 +326,20 @@ mod tests {
         let both = launch(&asked);
         assert_eq!(both.change("MEMLENS_FREE_STACKS"), set("1"));
         assert_eq!(both.change("MEMLENS_MMAP"), set("1"));
+    }
+
+    #[test]
+    fn sampling_is_asked_for_or_cleared() {
+        let lib = Path::new("/m/lib.so");
+        let out = Path::new("/out/run.mlens");
+        let plain = native_launch(&options(&["p"]), lib, Path::new("/m"), out, None);
+        assert_eq!(plain.change("MEMLENS_SAMPLE"), Some(None));
+        let sampled = NativeOptions {
+            sample_bytes: Some(512 << 10),
+            ..options(&["p"])
+        };
+        let sampled = native_launch(&sampled, lib, Path::new("/m"), out, None);
+        assert_eq!(sampled.change("MEMLENS_SAMPLE"), set("524288"));
     }
 
     #[test]

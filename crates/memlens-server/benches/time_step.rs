@@ -42,7 +42,7 @@ fn main() {
         model.len(),
         started.elapsed()
     );
-    let (engine, took) = timed(|| Engine::new(&model, EngineOptions::default()));
+    let (engine, took) = timed(|| Engine::new(&model, None, EngineOptions::default()));
     let mut engine = engine.expect("default options are valid");
     println!(
         "engine start (snapshot times): {took:.2?}, {} snapshot times",

@@ -141,6 +141,9 @@ pub(crate) fn viewer_meta<'a>(
         trace: &info.trace_name,
         lenses: lenses.iter().map(|l| l.descriptor()).collect(),
         notes,
+        sampling: info.sampling.map(Into::into),
+        mid_run: info.mid_run.as_deref(),
+        live: false,
     }
 }
 

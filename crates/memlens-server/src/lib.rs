@@ -27,10 +27,12 @@
 
 pub mod alloc;
 pub mod assets;
+mod browser;
 pub mod cache;
 mod error;
 pub mod heap;
 pub mod lens_api;
+mod live;
 mod pending;
 pub mod protocol;
 mod report;
@@ -40,10 +42,12 @@ pub mod server;
 pub mod typescript;
 
 pub use alloc::AllocLens;
+pub use browser::open_in_browser;
 pub use cache::{CacheLens, ReferenceSource};
 pub use error::{ApiError, ServeError};
-pub use heap::{Engine, EngineOptions, HeapLens};
+pub use heap::{Engine, EngineOptions, HeapLens, check_points};
 pub use lens_api::{ApiBody, LensApi, ReportRequest};
+pub use live::{LiveLenses, LiveStatus, LiveWire};
 pub use pending::{NOT_READY, PendingLens};
 pub use report::{ReportError, report_document, report_html};
 pub use run_info::RunInfo;

@@ -44,6 +44,15 @@ pub struct MetaWire<'a> {
     /// Things the user should know about the viewer as a whole, one sentence each
     /// (a report names the answers it could not embed).
     pub notes: Vec<String>,
+    /// Set when the trace was sampled: every count and byte figure of every lens is an
+    /// estimate, and the page says so with its `note`.
+    pub sampling: Option<memlens_heap::protocol::SamplingWire>,
+    /// Set when the trace starts mid-run (`memlens attach`): one sentence saying so
+    /// (blocks allocated before the attach are unknown, their frees not matched).
+    pub mid_run: Option<&'a str>,
+    /// Whether the viewer follows a trace still being written: the page then asks
+    /// `api/live` what changed.
+    pub live: bool,
 }
 
 /// `api/heap/meta`: the heap lens's run, totals, marks, threads, classifiers and
@@ -67,6 +76,10 @@ pub struct HeapMetaWire<'a> {
     pub snapshots: Vec<SnapshotWire<'a>>,
     /// Things the user should know about the data (repaired events), one sentence each.
     pub notes: Vec<String>,
+    /// The base run trees are compared with, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub base: Option<BaseInfoWire>,
 }
 
 /// A time window.
@@ -234,6 +247,49 @@ pub struct TreeAnswerWire<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub drill: Option<DrillWire<'a>>,
+    /// With a base run (`memlens view NEW --base OLD`): the base's values of every node
+    /// of each tree in `doc`, in its order.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub base: Option<Vec<BaseTreeWire>>,
+}
+
+/// The base run's values of the nodes of one tree (`memlens view --base`).
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
+pub struct BaseTreeWire {
+    /// The tree's time in the viewed run.
+    pub time_ns: u64,
+    /// The base instant it is compared with: the same fraction of the base run.
+    pub base_time_ns: u64,
+    /// One entry per node of the tree.
+    pub nodes: Vec<BaseNodeWire>,
+}
+
+/// A node's live memory in the base run (zero when the base has no such group).
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
+pub struct BaseNodeWire {
+    /// The node's full key, as in the viewed run's tree.
+    pub full_key: Vec<String>,
+    /// Live bytes in the base.
+    pub bytes: u64,
+    /// Live blocks in the base.
+    pub objects: u64,
+}
+
+/// The base run trees are compared with (`memlens view NEW --base OLD`).
+#[derive(Serialize, TS)]
+#[ts(export_to = "viewer.ts")]
+pub struct BaseInfoWire {
+    /// The base trace's file name.
+    pub name: String,
+    /// The base's recorded run.
+    pub run: WindowWire,
+    /// Peak live bytes of the base.
+    pub peak_bytes: u64,
+    /// Bytes the base never freed.
+    pub live_at_exit_bytes: u64,
 }
 
 /// `api/heap/stacks`: the call stacks behind one node of a memory tree.

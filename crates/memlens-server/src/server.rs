@@ -6,7 +6,8 @@
 //! and no body (413); a `Host` header that names this machine (403, see
 //! [`security`](crate::security)); the token as the first path segment (403). It also
 //! gives every response its common headers. Under the token, `/` is the page,
-//! `api/meta` the viewer's meta document, and `api/<id>/…` goes to the lens with that
+//! `api/meta` the viewer's meta document, `api/live` how far a followed trace is read,
+//! and `api/<id>/…` goes to the lens with that
 //! id ([`LensApi`]) on a blocking thread; anything else is 404. Headers are bounded by
 //! hyper's limits. Responses are never cached and never send a referrer, so the token
 //! does not leak into other sites' logs.
@@ -27,6 +28,7 @@ use axum::routing::get;
 use crate::assets::INDEX_HTML;
 use crate::error::{ApiError, ServeError};
 use crate::lens_api::{JSON, LensApi, viewer_meta};
+use crate::live::LiveStatus;
 use crate::protocol::{ErrorWire, to_json};
 use crate::run_info::RunInfo;
 use crate::security::{HostPolicy, generate_token, token_matches};
@@ -59,6 +61,8 @@ struct AppState {
     /// `api/meta`, serialized once.
     meta: String,
     lenses: Vec<Arc<dyn LensApi>>,
+    /// A followed trace's state (`api/live`), when the viewer follows one.
+    live: Option<Arc<LiveStatus>>,
 }
 
 /// A bound, not yet running viewer.
@@ -76,6 +80,26 @@ impl Viewer {
         info: RunInfo,
         config: ViewerConfig,
         lenses: Vec<Arc<dyn LensApi>>,
+    ) -> Result<Viewer, ServeError> {
+        Viewer::bind_with(info, config, lenses, None)
+    }
+
+    /// As [`Viewer::bind`], for a trace still being written: `live` says how far it is
+    /// read (`api/live`), and the lenses are replaced as it grows.
+    pub fn bind_following(
+        info: RunInfo,
+        config: ViewerConfig,
+        lenses: Vec<Arc<dyn LensApi>>,
+        live: Arc<LiveStatus>,
+    ) -> Result<Viewer, ServeError> {
+        Viewer::bind_with(info, config, lenses, Some(live))
+    }
+
+    fn bind_with(
+        info: RunInfo,
+        config: ViewerConfig,
+        lenses: Vec<Arc<dyn LensApi>>,
+        live: Option<Arc<LiveStatus>>,
     ) -> Result<Viewer, ServeError> {
         if !config.host.is_loopback() && !config.allow_remote {
             return Err(ServeError::NonLoopback { host: config.host });
@@ -102,12 +126,15 @@ impl Viewer {
             local
         };
         let url = format!("http://{shown}/{token}/");
-        let meta = to_json(&viewer_meta(&info, &lenses, Vec::new()));
+        let mut meta = viewer_meta(&info, &lenses, Vec::new());
+        meta.live = live.is_some();
+        let meta = to_json(&meta);
         let state = Arc::new(AppState {
             token,
             hosts: HostPolicy { bound: local.ip() },
             meta,
             lenses,
+            live,
         });
         Ok(Viewer {
             runtime,
@@ -152,6 +179,7 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/{token}/", get(page))
         .route("/{token}/index.html", get(page))
         .route("/{token}/api/meta", get(meta))
+        .route("/{token}/api/live", get(live))
         .route("/{token}/api/{lens}", get(lens_root))
         .route("/{token}/api/{lens}/{*route}", get(lens_route))
         .fallback(not_found)
@@ -254,6 +282,17 @@ async fn page() -> Response {
 
 async fn meta(State(state): State<Arc<AppState>>) -> Response {
     body(StatusCode::OK, JSON, state.meta.clone())
+}
+
+/// `api/live`: how far a followed trace is read (404 when the viewer follows none).
+async fn live(State(state): State<Arc<AppState>>) -> Response {
+    match &state.live {
+        Some(live) => body(StatusCode::OK, JSON, to_json(&live.wire())),
+        None => text(
+            StatusCode::NOT_FOUND,
+            "this viewer follows no trace being written",
+        ),
+    }
 }
 
 async fn not_found() -> Response {

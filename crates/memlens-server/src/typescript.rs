@@ -104,6 +104,7 @@ fn export_documents(cfg: &Config) -> Result<(), ts_rs::ExportError> {
     protocol::TreeAnswerWire::<'static>::export_all(cfg)?;
     protocol::GrowthAnswerWire::export_all(cfg)?;
     protocol::StacksWire::export_all(cfg)?;
+    crate::live::LiveWire::export_all(cfg)?;
     protocol::ReportWire::<'static>::export_all(cfg)?;
     alloc::wire::MetaWire::export_all(cfg)?;
     alloc::wire::BlockAnswerWire::export_all(cfg)?;

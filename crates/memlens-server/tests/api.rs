@@ -100,6 +100,8 @@ fn server() -> &'static Server {
             program: "./prog --serve".into(),
             pid: Some(42),
             trace_name: "prog.mlens".into(),
+            sampling: None,
+            mid_run: None,
         };
         let heap = HeapLens::new(
             model(),

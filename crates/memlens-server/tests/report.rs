@@ -92,6 +92,8 @@ fn info() -> RunInfo {
         program: "./prog".into(),
         pid: Some(7),
         trace_name: "prog.mlens".into(),
+        sampling: None,
+        mid_run: None,
     }
 }
 

@@ -9,8 +9,8 @@ use crate::columns::ColumnDecoder;
 use crate::format::ChunkKind;
 use crate::format::tag;
 use crate::record::{
-    ClockSource, Contained, Event, HeapWalk, Mapping, Meta, Module, ProcessInfo, Segment, Totals,
-    Unmapping,
+    Attached, ClockSource, Contained, Event, HeapWalk, Mapping, Meta, Module, ProcessInfo, Segment,
+    Totals, Unmapping,
 };
 use crate::varint::Cursor;
 
@@ -236,6 +236,14 @@ fn meta(record_tag: u8, body: &[u8]) -> Option<Option<Meta>> {
             pause_ns: c.u64()?,
             objects: c.u64()?,
             references: c.u64()?,
+        }),
+        tag::SAMPLING => Meta::Sampling {
+            mean_interval_bytes: c.u64()?,
+        },
+        tag::ATTACHED => Meta::Attached(Attached {
+            pid: c.u32()?,
+            attach_unix_ns: c.u64()?,
+            process_start_unix_ns: c.u64()?,
         }),
         tag::CONTAINED => {
             let (container, container_type, n) = (c.u64()?, c.u32()?, c.u64()?);

@@ -106,6 +106,13 @@ pub fn format_record(record: &Record) -> String {
                 "{} munmap tid={} addr={:#x} len={}",
                 u.t, u.tid, u.addr, u.len
             ),
+            Meta::Sampling {
+                mean_interval_bytes,
+            } => format!("sampling mean_interval_bytes={mean_interval_bytes}"),
+            Meta::Attached(a) => format!(
+                "attached pid={} attach_unix_ns={} process_start_unix_ns={}",
+                a.pid, a.attach_unix_ns, a.process_start_unix_ns
+            ),
             Meta::TypeName { id, name } => format!("type id={id} name={name:?}"),
             Meta::FrameName {
                 ip,

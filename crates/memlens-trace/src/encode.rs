@@ -196,6 +196,18 @@ impl ChunkBuilder {
                 }
                 tag::MUNMAP
             }
+            Meta::Sampling {
+                mean_interval_bytes,
+            } => {
+                put_u64(&mut body, *mean_interval_bytes);
+                tag::SAMPLING
+            }
+            Meta::Attached(a) => {
+                put_u64(&mut body, u64::from(a.pid));
+                put_u64(&mut body, a.attach_unix_ns);
+                put_u64(&mut body, a.process_start_unix_ns);
+                tag::ATTACHED
+            }
             Meta::TypeName { id, name } => {
                 put_u64(&mut body, u64::from(*id));
                 put_str(&mut body, name);

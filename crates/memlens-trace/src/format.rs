@@ -117,6 +117,10 @@ pub mod tag {
     /// The program unmapped memory (`memlens record --mmap`). (`0x90`–`0x92`
     /// are the records of reference chunks: see `refs.rs`.)
     pub const MUNMAP: u8 = 0x93;
+    /// The recording is a Poisson sample by bytes (`memlens record --sample`).
+    pub const SAMPLING: u8 = 0x94;
+    /// The trace starts mid-run: the recorder was attached (`memlens attach`).
+    pub const ATTACHED: u8 = 0x95;
     /// A heap walk of the JVMTI agent.
     pub const HEAP_WALK: u8 = 0xa0;
     /// Objects contained in one data structure at the latest heap walk.

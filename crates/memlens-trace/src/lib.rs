@@ -44,7 +44,7 @@ pub use metadata::{
 };
 pub use reader::{ChunkInfo, Damage, OpenError, TraceFile};
 pub use record::{
-    AllocFn, ClockSource, Contained, Event, HeapWalk, Mapping, Meta, Module, ProcessInfo,
+    AllocFn, Attached, ClockSource, Contained, Event, HeapWalk, Mapping, Meta, Module, ProcessInfo,
     SYNTHETIC_FRAME_BASE, Segment, StackId, TimeNs, Totals, Unmapping,
 };
 pub use refs::{

@@ -10,7 +10,8 @@ use crate::decode::{Record, RecordDecoder};
 use crate::format::ChunkKind;
 use crate::reader::{Damage, TraceFile};
 use crate::record::{
-    Contained, HeapWalk, Mapping, Meta, Module, ProcessInfo, StackId, TimeNs, Totals, Unmapping,
+    Attached, Contained, HeapWalk, Mapping, Meta, Module, ProcessInfo, StackId, TimeNs, Totals,
+    Unmapping,
 };
 
 /// The interned call stacks as a prefix tree, in columns.
@@ -262,6 +263,12 @@ pub struct Metadata {
     /// The JVMTI agent's heap walks in time order, each with the data structures
     /// it found ([`Meta::HeapWalk`], [`Meta::Contained`]); empty for other traces.
     pub heap_walks: Vec<HeapWalkRecord>,
+    /// The mean sampling interval in bytes of a sampled recording ([`Meta::Sampling`]);
+    /// `None` when every allocation was recorded.
+    pub sample_interval: Option<u64>,
+    /// Set when the trace starts mid-run: the recorder was attached to a running
+    /// process ([`Meta::Attached`]); blocks allocated before are unknown.
+    pub attached: Option<Attached>,
 }
 
 /// One heap walk with the [`Contained`] records that followed it.
@@ -338,6 +345,10 @@ impl Metadata {
             Meta::Mark { t, tid, name } => self.marks.push(Mark { t, tid, name }),
             Meta::Warning { t, message } => self.warnings.push((t, message)),
             Meta::Clock { .. } => {}
+            Meta::Sampling {
+                mean_interval_bytes,
+            } => self.sample_interval = Some(mean_interval_bytes).filter(|&r| r > 0),
+            Meta::Attached(a) => self.attached = Some(a),
             Meta::Totals(totals) => self.totals = Some(totals),
             Meta::Wrapper { pattern } => self.wrappers.push(pattern),
             Meta::Mmap(m) => self.mappings.push(MapChange::Map(m)),

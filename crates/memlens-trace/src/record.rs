@@ -408,6 +408,29 @@ pub enum Meta {
     /// Recorded objects that the latest [`Meta::HeapWalk`] found in one data
     /// structure (or in several).
     Contained(Contained),
+    /// The recording is a Poisson sample by bytes (`memlens record --sample BYTES`,
+    /// JVMTI heap sampling): each allocation of `s` bytes was recorded with
+    /// probability `1 − exp(−s / mean_interval_bytes)`, independently, and a free only
+    /// when its block was recorded. Absent: every allocation was recorded.
+    Sampling {
+        /// The mean number of bytes allocated between two recorded allocations.
+        mean_interval_bytes: u64,
+    },
+    /// The trace starts mid-run: the recorder was attached to a process that was
+    /// already running (`memlens attach`). Blocks allocated before are unknown, so
+    /// frees of them are counted, not matched. Absent: recorded from the start.
+    Attached(Attached),
+}
+
+/// How a recorder was attached to a running process ([`Meta::Attached`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Attached {
+    /// The process attached to.
+    pub pid: u32,
+    /// Wall-clock time of the attach, ns since the Unix epoch.
+    pub attach_unix_ns: u64,
+    /// Wall-clock time the process started, ns since the Unix epoch (0 unknown).
+    pub process_start_unix_ns: u64,
 }
 
 /// A heap walk and its cost ([`Meta::HeapWalk`]).

@@ -53,6 +53,8 @@ fn rendered() -> String {
         ("totals", tag::TOTALS),
         ("mmap", tag::MMAP),
         ("munmap", tag::MUNMAP),
+        ("sampling", tag::SAMPLING),
+        ("attached", tag::ATTACHED),
         ("heap_walk", tag::HEAP_WALK),
         ("contained", tag::CONTAINED),
     ] {

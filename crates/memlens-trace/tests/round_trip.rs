@@ -56,3 +56,48 @@ fn compression_makes_regular_events_small() {
         raw.len()
     );
 }
+
+#[test]
+fn a_sampled_recording_says_so_and_an_unsampled_one_does_not() {
+    use memlens_trace::{Meta, TraceWriter};
+    let write = |sampling: Option<u64>| {
+        let mut w = TraceWriter::new(Vec::new(), true).unwrap();
+        w.meta(&common::process()).unwrap();
+        if let Some(mean_interval_bytes) = sampling {
+            w.meta(&Meta::Sampling {
+                mean_interval_bytes,
+            })
+            .unwrap();
+        }
+        w.finish().unwrap()
+    };
+    for (sampling, want) in [(Some(512 << 10), Some(512 << 10)), (None, None)] {
+        let (_dir, trace) = open(&write(sampling));
+        let mut damage = Vec::new();
+        let md = Metadata::load(&trace, &mut damage);
+        assert!(damage.is_empty());
+        assert_eq!(md.sample_interval, want);
+    }
+}
+
+#[test]
+fn an_attached_recording_says_it_starts_mid_run() {
+    use memlens_trace::{Attached, Meta, TraceWriter};
+    let attached = Attached {
+        pid: 4242,
+        attach_unix_ns: 1_800_000_000_000_000_000,
+        process_start_unix_ns: 1_799_999_000_000_000_000,
+    };
+    for (mark, want) in [(Some(attached), Some(attached)), (None, None)] {
+        let mut w = TraceWriter::new(Vec::new(), true).unwrap();
+        w.meta(&common::process()).unwrap();
+        if let Some(a) = mark {
+            w.meta(&Meta::Attached(a)).unwrap();
+        }
+        let (_dir, trace) = open(&w.finish().unwrap());
+        let mut damage = Vec::new();
+        let md = Metadata::load(&trace, &mut damage);
+        assert!(damage.is_empty());
+        assert_eq!(md.attached, want);
+    }
+}

@@ -48,6 +48,7 @@
 //! - `valgrind_install.rs`, `tool_build.rs`, `tool.rs`: finding Valgrind, building
 //!   the tool.
 //! - `fifo.rs`, `recording.rs`: the FIFO and the run.
+//! - `report.rs`: the run's notices ([`Notices`]) and closing sentences, as text.
 
 #![deny(missing_docs)]
 
@@ -60,6 +61,7 @@ mod modules;
 pub mod protocol;
 mod recording;
 mod regions;
+mod report;
 mod stream_reader;
 mod summary;
 mod tool;
@@ -74,6 +76,7 @@ pub use decode_error::DecodeError;
 pub use decoder::{Decoder, RecordSink};
 pub use encoder::{EncodeError, TraceEncoder};
 pub use recording::{Observer, RecordError, RecordOptions, RecordOutcome, Recording};
+pub use report::{Notices, millions};
 pub use stream_reader::read_stream;
 pub use summary::Summary;
 pub use tool::{Tool, ToolError};

@@ -18,4 +18,7 @@ pub mod frames;
 pub mod units;
 
 pub use frames::{FrameKind, Site};
-pub use units::{UnitError, format_count, format_size, parse_duration, parse_size, parse_time};
+pub use units::{
+    UnitError, format_count, format_duration, format_size, parse_address, parse_duration,
+    parse_size, parse_time, split_range,
+};

@@ -48,6 +48,54 @@ pub enum UnitError {
         /// The text as given.
         text: String,
     },
+    /// Not a range.
+    #[error("`{text}` is not a range: write A..B (either end may be empty)")]
+    NotARange {
+        /// The text as given.
+        text: String,
+    },
+    /// Not an address.
+    #[error("`{text}` is not an address: write hex (0x55d0…) or decimal")]
+    NotAnAddress {
+        /// The text as given.
+        text: String,
+    },
+}
+
+/// `1_500_000` → `1.5 ms`; `10_000` → `10 µs`: a duration as every output writes it.
+pub fn format_duration(ns: u64) -> String {
+    let (scale, unit) = match ns {
+        0..1_000 => return format!("{ns} ns"),
+        1_000..1_000_000 => (1e3, "µs"),
+        1_000_000..1_000_000_000 => (1e6, "ms"),
+        _ => (1e9, "s"),
+    };
+    let text = format!("{:.3}", ns as f64 / scale);
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    format!("{text} {unit}")
+}
+
+/// Splits `A..B` into its ends, trimmed; an empty end is `None`.
+pub fn split_range(text: &str) -> Result<(Option<&str>, Option<&str>), UnitError> {
+    let (a, b) = text.split_once("..").ok_or_else(|| UnitError::NotARange {
+        text: text.to_owned(),
+    })?;
+    fn end(s: &str) -> Option<&str> {
+        (!s.trim().is_empty()).then_some(s.trim())
+    }
+    Ok((end(a), end(b)))
+}
+
+/// Reads an address: hex with `0x`, or decimal; `_` separates digits.
+pub fn parse_address(text: &str) -> Result<u64, UnitError> {
+    let t = text.trim().replace('_', "");
+    let value = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => t.parse().ok(),
+    };
+    value.ok_or_else(|| UnitError::NotAnAddress {
+        text: text.to_owned(),
+    })
 }
 
 impl UnitError {
@@ -232,5 +280,20 @@ mod tests {
         assert!(matches!(at("5"), Err(UnitError::NotATime { .. })));
         let message = at("1.5 parsecs").unwrap_err().to_string();
         assert!(message.contains("`1.5 parsecs` is not a time"), "{message}");
+    }
+
+    #[test]
+    fn ranges_and_addresses() {
+        assert_eq!(split_range(" 1s .. ").unwrap(), (Some("1s"), None));
+        assert_eq!(split_range("..0x10").unwrap(), (None, Some("0x10")));
+        assert!(
+            split_range("5")
+                .unwrap_err()
+                .for_argument("--addr")
+                .starts_with("`--addr 5` is not a range")
+        );
+        assert_eq!(parse_address("0x55d0_0000").unwrap(), 0x55d0_0000);
+        assert_eq!(parse_address(" 4096 ").unwrap(), 4096);
+        assert!(parse_address("0xzz").is_err());
     }
 }

@@ -11,8 +11,8 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use memlens_alloc::metric_series;
 use memlens_alloc::protocol::{BinsWire, MetricsWire, ReplayWire};
+use memlens_alloc::{metric_series, render_bins, render_metrics, render_replay};
 
 use crate::UsageError;
 use crate::alloc_pool::{PoolArgs, model_for, usage};
@@ -96,22 +96,7 @@ fn bins(a: BinsArgs) -> Result<i32> {
     if a.json {
         println!("{}", serde_json::to_string_pretty(&BinsWire::from(model))?);
     } else {
-        println!(
-            "{:>4}  {:<10} {:>18} {:>18} {:>12} {:>10}  name",
-            "bin", "kind", "start", "end", "bytes", "blocks"
-        );
-        for b in model.bins() {
-            println!(
-                "{:>4}  {:<10} {:>#18x} {:>#18x} {:>12} {:>10}  {}",
-                b.id.0,
-                b.kind.name(),
-                b.start,
-                b.end,
-                b.capacity(),
-                b.blocks,
-                b.name
-            );
-        }
+        print!("{}", render_bins(model));
     }
     Ok(traces.finish())
 }
@@ -134,55 +119,7 @@ fn replay_cmd(a: ReplayArgs) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&wire)?);
         return Ok(traces.finish());
     }
-    println!("{} requests replayed", report.requests);
-    println!(
-        "{:>4} {:>10} {:>8} {:>10} {:>10} {:>10} {:>12} {:>7}",
-        "bin", "block", "slots", "served", "overflow", "high-water", "waste", "waste%"
-    );
-    for (i, b) in report.bins.iter().enumerate() {
-        let pct = if b.served > 0 {
-            100.0 * b.waste_bytes as f64 / (b.served * b.block_size) as f64
-        } else {
-            0.0
-        };
-        println!(
-            "{:>4} {:>10} {:>8} {:>10} {:>10} {:>10} {:>12} {:>6.1}%",
-            i + 1,
-            b.block_size,
-            b.slots,
-            b.served,
-            b.overflowed,
-            b.high_water,
-            b.waste_bytes,
-            pct
-        );
-    }
-    println!(
-        "heap: {} requests ({} larger than every bin), high-water {} bytes, waste {} bytes, {} failed",
-        report.heap_served,
-        report.too_large,
-        report.heap_high_water_bytes,
-        report.heap_waste_bytes,
-        report.failed
-    );
-    if !report.overflows.is_empty() {
-        println!("first overflowing requests:");
-        for o in report.overflows.iter().take(a.top) {
-            let b = model.block(o.block);
-            let why = match o.bin {
-                Some(k) => format!("bin {} full", k + 1),
-                None => "larger than every bin".to_string(),
-            };
-            println!(
-                "  {:>12} ns  {:>10} B  {}{}  {}",
-                o.t_ns,
-                o.size,
-                why,
-                if o.failed { ", heap full: failed" } else { "" },
-                model.site_label(b.site)
-            );
-        }
-    }
+    print!("{}", render_replay(&report, model, a.top));
     Ok(traces.finish())
 }
 
@@ -205,38 +142,6 @@ fn metrics(a: MetricsArgs) -> Result<i32> {
     let name = bin.map_or("all bins".to_string(), |b| {
         model.bins()[b.index()].name.clone()
     });
-    println!(
-        "{name}: {} samples every {}",
-        s.points.len(),
-        memlens_heap::format_duration(s.interval_ns)
-    );
-    let lat = model.has_latency();
-    print!(
-        "{:>12} {:>8} {:>12} {:>10} {:>8} {:>8} {:>6} {:>12}",
-        "time", "blocks", "reserved", "occupancy", "waste%", "frag", "runs", "events/s"
-    );
-    println!("{}", if lat { "  alloc-ns   free-ns" } else { "" });
-    for p in &s.points {
-        print!(
-            "{:>12} {:>8} {:>12} {:>9.1}% {:>7.1}% {:>8.3} {:>6} {:>12.0}",
-            memlens_heap::format_duration(p.t_ns),
-            p.live_blocks,
-            p.reserved_bytes,
-            100.0 * p.occupancy,
-            100.0 * p.waste_ratio,
-            p.fragmentation,
-            p.free_runs,
-            p.event_rate_per_s
-        );
-        if lat {
-            let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
-            print!(
-                "  {:>8} {:>9}",
-                f(p.alloc_latency_mean_ns),
-                f(p.free_latency_mean_ns)
-            );
-        }
-        println!();
-    }
+    print!("{}", render_metrics(&s, &name, model.has_latency()));
     Ok(traces.finish())
 }

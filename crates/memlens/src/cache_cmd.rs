@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Result, anyhow};
 use memlens_cache::import::OnError;
 use memlens_cache::kernels::{Kernel, KernelParams};
-use memlens_cache::spec::parse_level;
-use memlens_cache::{HierarchyConfig, Inclusion, Simulation, WritePolicy};
+use memlens_cache::spec::{parse_access_size, parse_hierarchy};
+use memlens_cache::{Simulation, WritePolicy};
 use memlens_ingest::reference_import::{self, ImportOptions, ReferenceFormat};
 use memlens_ingest::references::{self, TextFormat};
 
@@ -191,39 +191,23 @@ fn kernel(args: &KernelArgs) -> Result<()> {
     Ok(())
 }
 
-fn hierarchy_config(args: &SimulateArgs) -> Result<HierarchyConfig, UsageError> {
-    let write_policy = if args.write_through {
-        WritePolicy::WriteThrough
-    } else {
-        WritePolicy::WriteBack
-    };
-    let mut levels = Vec::new();
-    for spec in &args.levels {
-        let level = parse_level(spec, args.seed).map_err(|e| UsageError(format!("--level {e}")))?;
-        levels.push(level.with_writes(write_policy, !args.no_write_allocate));
-    }
-    let inclusion = match args.inclusion.as_str() {
-        "inclusive" => Inclusion::Inclusive,
-        "exclusive" => Inclusion::Exclusive,
-        _ => Inclusion::NonInclusive,
-    };
-    Ok(HierarchyConfig::new(levels).with_inclusion(inclusion))
-}
-
 fn simulate(args: &SimulateArgs) -> Result<()> {
-    let config = hierarchy_config(args)?;
+    let writes = match args.write_through {
+        true => WritePolicy::WriteThrough,
+        false => WritePolicy::WriteBack,
+    };
+    let config = parse_hierarchy(
+        &args.levels,
+        args.seed,
+        writes,
+        !args.no_write_allocate,
+        &args.inclusion,
+    )
+    .map_err(|e| UsageError(format!("--level {e}")))?;
     let mut simulation =
         Simulation::new(&config, args.window).map_err(|e| UsageError(e.to_string()))?;
-    let din_size = memlens_vocab::parse_size(&args.din_size)
-        .ok()
-        .and_then(|s| u16::try_from(s).ok())
-        .filter(|&s| s > 0)
-        .ok_or_else(|| {
-            UsageError(format!(
-                "--din-size `{}` must be a size from 1 to 65535 bytes",
-                args.din_size
-            ))
-        })?;
+    let din_size =
+        parse_access_size(&args.din_size).map_err(|e| UsageError(format!("--din-size {e}")))?;
     let format = match args.format {
         Some(TraceFormat::Mlens) => ReferenceFormat::Mlens,
         Some(TraceFormat::Lackey) => ReferenceFormat::Lackey,

@@ -16,7 +16,7 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use memlens_valgrind::{Observer, RecordOptions, Recording};
+use memlens_valgrind::{Notices, RecordOptions, Recording};
 
 use crate::UsageError;
 use crate::record::cli_error;
@@ -65,46 +65,6 @@ fn resolve_program(program: &OsString) -> Option<PathBuf> {
     memlens_record::find_on_path(Path::new(program)).and_then(|c| std::fs::canonicalize(c).ok())
 }
 
-fn millions(n: u64) -> String {
-    if n >= 10_000_000 {
-        format!("{:.0} M", n as f64 / 1e6)
-    } else if n >= 1_000_000 {
-        format!("{:.1} M", n as f64 / 1e6)
-    } else {
-        n.to_string()
-    }
-}
-
-/// The recording's notices on stderr: the tool build unless `--quiet`, and a
-/// progress line when stderr is a terminal.
-struct StderrNotices {
-    quiet: bool,
-    progress: bool,
-}
-
-impl Observer for StderrNotices {
-    fn building_tool(&mut self, dir: &Path) {
-        if !self.quiet {
-            eprintln!(
-                "memlens: building the Valgrind tool (once) in {}",
-                dir.display()
-            );
-        }
-    }
-
-    fn references_so_far(&mut self, references: u64) {
-        if self.progress {
-            eprint!("\rmemlens: {} references…", millions(references));
-        }
-    }
-
-    fn stream_ended(&mut self) {
-        if self.progress {
-            eprint!("\r\x1b[K");
-        }
-    }
-}
-
 /// Runs `memlens cache record` and returns the program's exit status.
 pub fn run(args: RecordArgs) -> Result<i32> {
     let program = &args.command[0];
@@ -112,9 +72,10 @@ pub fn run(args: RecordArgs) -> Result<i32> {
         .ok_or_else(|| UsageError(format!("{}: no such program", program.to_string_lossy())))?;
     memlens_record::refuse_existing_output(args.output.as_deref(), args.force)
         .map_err(cli_error)?;
-    let mut notices = StderrNotices {
+    let mut notices = Notices {
         quiet: args.quiet,
         progress: !args.quiet && std::io::stderr().is_terminal(),
+        print: |text: &str| eprint!("{text}"),
     };
     let options = RecordOptions {
         command: args.command.clone(),
@@ -128,50 +89,14 @@ pub fn run(args: RecordArgs) -> Result<i32> {
     let recording = Recording::prepare(options, &mut notices)?;
     memlens_record::leave_signals_to_the_program();
     let outcome = recording.run(&mut notices)?;
-    let (summary, output) = (&outcome.summary, &outcome.output);
     let code = memlens_record::exit_code(outcome.status);
-    if summary.is_empty() {
-        eprintln!(
-            "memlens: valgrind ended (status {code}) before the memlens tool recorded anything; \
-             {} holds no references",
-            output.display()
-        );
+    if let Some(nothing) = outcome.nothing_recorded(code) {
+        eprintln!("memlens: {nothing}");
         return Ok(if code == 0 { 1 } else { code });
     }
     if !args.quiet {
-        let bytes = outcome.trace_bytes;
-        let refs = summary.references();
-        let fetches = if args.instructions {
-            format!(", {} instruction fetches", summary.fetches)
-        } else {
-            String::new()
-        };
-        eprintln!(
-            "memlens: wrote {} references ({} data{fetches}) of {} to {} ({} bytes, {:.2} bytes/reference; {} regions, {} sites)",
-            refs,
-            summary.data,
-            resolved.display(),
-            output.display(),
-            bytes,
-            bytes as f64 / refs.max(1) as f64,
-            summary.regions,
-            summary.sites,
-        );
-        if summary.ended.is_none() {
-            eprintln!(
-                "memlens: the program stopped without the tool's end record (exec or a kill); the trace holds everything up to there"
-            );
-        }
-        if args.roi && summary.roi_marks == 0 {
-            eprintln!(
-                "memlens: --roi was given but the program never called MEMLENS_START(): nothing was recorded"
-            );
-        }
-        if summary.unlabelled_sites > 0 {
-            eprintln!(
-                "memlens: {} instruction operands past the 65,535th have no label",
-                summary.unlabelled_sites
-            );
+        for line in outcome.sentences(&resolved, args.instructions, args.roi) {
+            eprintln!("memlens: {line}");
         }
     }
     Ok(code)

@@ -69,6 +69,8 @@ pub fn run(args: CacheViewArgs) -> Result<i32> {
         program: format!("memlens cache view --kernel {id}"),
         pid: None,
         trace_name: "built-in kernels".to_owned(),
+        sampling: None,
+        mid_run: None,
     };
     let viewer = Viewer::bind(info, args.serve.config(), vec![Arc::new(lens)])?;
     args.serve

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use memlens_heap::protocol::suspects_to_json;
+use memlens_heap::protocol::suspects_document;
 use memlens_heap::{
     GrowthQuery, Suspect, dominant_call_paths, format_bytes, format_duration, format_signed_bytes,
     growth_suspects, named_times,
@@ -68,7 +68,8 @@ pub fn run(args: GrowthArgs) -> Result<i32> {
     };
     let suspects = growth_suspects(trace.heap(), &query).map_err(heap_args::usage)?;
     if args.json {
-        println!("{}", suspects_to_json(&suspects));
+        let sampling = trace.inputs[0].sampling();
+        println!("{}", suspects_document(&suspects, sampling));
     } else {
         let paths = dominant_call_paths(trace.heap(), &query, &suspects, CALL_PATH_FRAMES)
             .map_err(heap_args::usage)?;
@@ -88,6 +89,8 @@ fn print_table(trace: &Read, query: &GrowthQuery, suspects: &[Suspect], paths: &
         format_duration(window.end_ns),
         query.samples + 1,
     );
+    let sampling = trace.inputs[0].sampling();
+    sampling.into_iter().for_each(|s| println!("{}", s.note()));
     if suspects.is_empty() {
         println!("\nno group grows in this window");
         return;

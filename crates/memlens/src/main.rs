@@ -8,6 +8,7 @@
 
 mod alloc_cmd;
 mod alloc_pool;
+mod attach_cmd;
 mod cache_cmd;
 mod cache_record;
 mod cache_report;
@@ -40,6 +41,13 @@ struct Cli {
 enum Command {
     /// Run a program under the recorder and write a trace of every allocation.
     Record(record::RecordArgs),
+    /// Record a running process (ptrace) until Ctrl-C, --duration or `memlens detach PID`.
+    Attach(attach_cmd::AttachArgs),
+    /// Stop the `memlens attach` recording a process; the process runs on.
+    Detach {
+        /// The process `memlens attach` records.
+        pid: u32,
+    },
     /// Totals, peak, leaks and top allocation sites of a trace.
     Summary(summary_cmd::SummaryArgs),
     /// Print every record of a trace, one per line.
@@ -137,6 +145,8 @@ fn main() {
     };
     let result = match cli.command {
         Command::Record(a) => record::run(a),
+        Command::Attach(a) => attach_cmd::run_attach(a),
+        Command::Detach { pid } => attach_cmd::run_detach(pid),
         Command::Summary(a) => summary_cmd::run(a),
         Command::Dump(a) => dump_cmd::run(a),
         Command::Tree(a) => tree_cmd::run(a),

@@ -1,6 +1,6 @@
-//! `memlens record [-o FILE] [--follow-fork] [--unwind fp|dwarf] [--latency] [--java] -- CMD
-//! ARGS…`: runs a program under the LD_PRELOAD recorder or the Java agent and reports
-//! the trace files, and how many processes of the run were not recorded.
+//! `memlens record [-o FILE] [--follow-fork] [--unwind fp|dwarf] [--latency] [--sample BYTES]
+//! [--java] -- CMD ARGS…`: runs a program under the LD_PRELOAD recorder or the Java agent
+//! and reports the trace files, and how many processes of the run were not recorded.
 //!
 //! This file is glue: the arguments, and the lines on stderr. Finding the program
 //! and the recorder, the program's environment, the run and the list of traces it
@@ -42,8 +42,13 @@ pub struct RecordArgs {
     /// Also record how long each malloc/calloc/realloc/free/aligned call
     /// took inside the allocator (in ns, shown by `memlens summary` and
     /// `memlens dump`); costs two clock reads per call.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "sample")]
     latency: bool,
+    /// Record a Poisson sample by bytes, about one allocation per BYTES allocated
+    /// (`512K`: the production mode of tcmalloc and heapprofd, ~1.1x native);
+    /// every command then shows unbiased estimates and says so. With --java: JVMTI heap sampling.
+    #[arg(long, visible_alias = "java-sample", value_name = "BYTES", value_parser = bytes)]
+    sample: Option<u64>,
     /// Also record the call stack of every free: the viewer's block details
     /// then say which function freed each block.
     #[arg(long)]
@@ -63,10 +68,6 @@ pub struct RecordArgs {
         "mark_every", "latency", "wrapper", "follow_fork", "free_stacks", "mmap",
     ])]
     java: bool,
-    /// With --java: record about one allocation per BYTES allocated (JVMTI
-    /// heap sampling) instead of every allocation.
-    #[arg(long, value_name = "BYTES", requires = "java")]
-    java_sample: Option<u64>,
     /// With --java: Java frames kept per stack.
     #[arg(long, value_name = "N", requires = "java", default_value_t = 16)]
     java_depth: u32,
@@ -81,9 +82,23 @@ pub struct RecordArgs {
     /// After the run, print the full summary of each trace (as `memlens summary`).
     #[arg(long)]
     summary: bool,
+    /// Watch the heap live: serve the viewer of the trace while the program runs (it
+    /// updates itself as the trace grows, and stays after the end until Ctrl-C).
+    #[arg(long, conflicts_with = "java")]
+    view: bool,
+    #[command(flatten)]
+    serve: crate::view_cmd::ServeArgs,
     /// The program and its arguments.
     #[arg(required = true, trailing_var_arg = true, value_name = "CMD")]
     command: Vec<OsString>,
+}
+
+/// `--sample`'s size, in `memlens-vocab`'s grammar (`512K`, `1MiB`), at least one byte.
+fn bytes(text: &str) -> Result<u64, String> {
+    match memlens_vocab::parse_size(text) {
+        Ok(0) => Err("the mean interval must be at least one byte".into()),
+        r => r.map_err(|e| e.to_string()),
+    }
 }
 
 /// A recording error as the CLI reports it: command-line mistakes exit with 2.
@@ -111,7 +126,11 @@ pub fn run(args: RecordArgs) -> Result<i32> {
     if args.java {
         return run_java(args);
     }
+    let (to_viewer, viewer) = std::sync::mpsc::channel();
+    let serve = args.view.then(|| args.serve.clone());
+    let viewer = serve.map(|s| std::thread::spawn(move || viewer.recv().map(|p| view(p, s))));
     let options = NativeOptions {
+        on_trace: args.view.then_some(to_viewer),
         command: args.command.clone(),
         output: args.output.clone(),
         follow_fork: args.follow_fork,
@@ -125,13 +144,26 @@ pub fn run(args: RecordArgs) -> Result<i32> {
         free_stacks: args.free_stacks,
         mmap: args.mmap,
         wrappers: args.wrapper.clone(),
+        sample_bytes: args.sample,
     };
     let mut warnings = StderrWarnings(args.quiet);
     let outcome = record_native(&options, &mut warnings).map_err(cli_error)?;
     if !args.quiet {
         report(&outcome);
     }
-    finish(&args, &outcome)
+    let status = finish(&args, &outcome);
+    if let Some(viewer) = viewer {
+        eprintln!("memlens: the program has ended; the viewer stays open until Ctrl-C");
+        let _ = viewer.join();
+    }
+    status
+}
+
+/// The viewer of the trace at `path` while it is written (`--view`).
+fn view(path: PathBuf, serve: crate::view_cmd::ServeArgs) {
+    if let Err(e) = crate::view_cmd::run(crate::view_cmd::ViewArgs::of(path, serve)) {
+        eprintln!("memlens: the viewer stopped: {e:#}");
+    }
 }
 
 /// Runs `memlens record --java`.
@@ -140,7 +172,7 @@ fn run_java(args: RecordArgs) -> Result<i32> {
         command: args.command.clone(),
         output: args.output.clone(),
         force: args.force,
-        sample_bytes: args.java_sample,
+        sample_bytes: args.sample,
         depth: args.java_depth,
         heap_walks: args.java_heap_walks.clone(),
     };

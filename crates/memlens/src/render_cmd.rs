@@ -113,15 +113,9 @@ fn run_window(model: &AllocModel) -> TimeWindow {
     }
 }
 
-/// Parses `A..B` with `part` for each end (an empty end is `None`).
+/// Parses `A..B` (an empty end is `None`).
 fn split_range<'a>(arg: &str, text: &'a str) -> Result<(Option<&'a str>, Option<&'a str>)> {
-    let (a, b) = text.split_once("..").ok_or_else(|| {
-        UsageError(format!(
-            "`{arg} {text}` is not a range: write A..B (either end may be empty)"
-        ))
-    })?;
-    let opt = |s: &'a str| (!s.trim().is_empty()).then_some(s.trim());
-    Ok((opt(a), opt(b)))
+    memlens_vocab::split_range(text).map_err(|e| UsageError(e.for_argument(arg)).into())
 }
 
 /// The time window of `--time`, or the whole run.
@@ -145,17 +139,7 @@ pub(crate) fn time_window(text: Option<&str>, model: &AllocModel) -> Result<Time
 }
 
 fn parse_addr(arg: &str, text: &str) -> Result<u64> {
-    let t = text.trim();
-    let v = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
-        Some(hex) => u64::from_str_radix(&hex.replace('_', ""), 16).ok(),
-        None => t.replace('_', "").parse().ok(),
-    };
-    v.ok_or_else(|| {
-        UsageError(format!(
-            "`{arg}`: `{text}` is not an address: write hex (0x55d0…) or decimal"
-        ))
-        .into()
-    })
+    memlens_vocab::parse_address(text).map_err(|e| UsageError(e.for_argument(arg)).into())
 }
 
 fn write_png(path: &Path, img: &RgbaImage) -> Result<()> {

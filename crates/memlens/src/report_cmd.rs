@@ -9,7 +9,7 @@ use memlens_heap::format_bytes;
 use memlens_server::report_html;
 
 use crate::heap_args;
-use crate::view_cmd::{Lenses, check_points};
+use crate::view_cmd::Lenses;
 
 /// Arguments of `memlens report`.
 #[derive(clap::Args)]
@@ -30,8 +30,8 @@ pub struct ReportArgs {
 /// Runs `memlens report`.
 pub fn run(args: ReportArgs) -> Result<i32> {
     heap_args::classifier_chain(&args.by, &[])?;
-    check_points(args.points)?;
-    let lenses = Lenses::read(&args.file, &[], args.points, &args.by, false)?;
+    memlens_server::check_points(args.points).map_err(crate::UsageError)?;
+    let lenses = Lenses::read(&args.file, &[], args.points, &args.by, false, None)?;
     let html = report_html(&lenses.info, &lenses.lenses)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
     std::fs::write(&args.output, &html)

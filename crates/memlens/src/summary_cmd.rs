@@ -1,13 +1,13 @@
 //! `memlens summary FILE [--json]`: totals, peak and when, leaked at exit,
 //! temporary allocations, the top allocation sites by bytes and by count,
 //! and allocator latency percentiles per function when the trace has them
-//! (`memlens record --latency`).
+//! (`memlens record --latency`). A sampled trace's figures are estimates, and it says so.
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 use memlens_heap::summary::StackFigures;
-use memlens_heap::summary_wire::{LatencyWire, SiteWire, SummaryWire};
+use memlens_heap::summary_wire::{SiteWire, SummaryWire, TraceFacts};
 use memlens_heap::{format_bytes, format_duration, rank_sites, render_latency};
 use memlens_ingest::Wanted;
 
@@ -76,23 +76,12 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
     let md = &input.metadata;
     let process = md.process.clone();
     let warnings: Vec<String> = md.warnings.iter().map(|(_, w)| w.clone()).collect();
+    let sampling = input.sampling();
     if json {
-        let j = SummaryWire {
+        let facts = TraceFacts {
             file: file.display().to_string(),
             program: process.as_ref().map(|p| p.exe.clone()).unwrap_or_default(),
-            pid: process.as_ref().map(|p| p.pid).unwrap_or(0),
-            allocations: s.allocations,
-            frees: s.frees,
-            reallocations: s.reallocations,
-            allocated_bytes: s.allocated_bytes,
-            peak_bytes: s.peak_bytes,
-            peak_time_ns: s.peak_time_ns,
-            peak_allocations: s.peak_allocations,
-            duration_ns: s.duration_ns,
-            leaked_bytes: s.leaked_bytes,
-            leaked_allocations: s.leaked_allocations,
-            temporary_allocations: s.temporary,
-            unknown_frees: s.unknown_frees,
+            pid: process.as_ref().map_or(0, |p| p.pid),
             threads: md.threads.len(),
             complete: md.end.is_some() && input.damage.is_empty(),
             warnings,
@@ -101,12 +90,11 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
                 .iter()
                 .map(|d| format!("byte offset {}: {}", d.offset, d.reason))
                 .collect(),
-            top_sites: by_bytes,
-            top_sites_by_count: by_count,
-            top_peak_sites: by_peak,
-            top_leak_sites: by_leak,
-            latency: latency_rows.iter().map(LatencyWire::from).collect(),
+            sampling,
+            mid_run: input.mid_run_note(),
         };
+        let sites = [by_bytes, by_count, by_peak, by_leak];
+        let j = SummaryWire::new(&s, facts, sites, &latency_rows);
         println!("{}", serde_json::to_string_pretty(&j)?);
     } else {
         let prog = process
@@ -144,6 +132,12 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
         );
         if let Some(mapped) = read.models.mapped {
             println!("  {mapped}");
+        }
+        sampling
+            .into_iter()
+            .for_each(|s| println!("  {}", s.note()));
+        if let Some(note) = input.mid_run_note() {
+            println!("  {note}");
         }
         for w in &warnings {
             println!("  warning: {w}");

@@ -11,12 +11,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use memlens_heap::protocol::{
-    anttracks_documents, tree_to_anttracks_json, trees_from_anttracks_json, trees_to_json,
-};
+use memlens_heap::protocol::{trees_document, trees_from_anttracks_files, trees_to_anttracks_json};
 use memlens_heap::{
-    Metric, PruneRule, SnapshotTimes, SortStrategy, TextOptions, TimeWindow, TreeOptions,
-    TreeQuery, Trees, format_duration, memory_trees, named_times, render_tree,
+    Metric, PruneRule, Sampling, SnapshotTimes, SortStrategy, TextOptions, TimeWindow, TreeOptions,
+    TreeQuery, Trees, memory_trees, named_times, render_trees,
 };
 
 use crate::UsageError;
@@ -157,7 +155,8 @@ fn show_trace(args: &TreeArgs, file: &Path, format: Format) -> Result<i32> {
             trees.metric.name(),
         );
     }
-    print(&trees, format, Some(trace.heap().run()), args.depth);
+    let run = (Some(trace.heap().run()), trace.inputs[0].sampling());
+    print(&trees, format, run, args.depth);
     Ok(trace.finish())
 }
 
@@ -177,7 +176,7 @@ fn show_imported(args: &TreeArgs, format: Format) -> Result<i32> {
             chain_text(&trees)
         );
     }
-    print(&trees, format, None, args.depth);
+    print(&trees, format, (None, None), args.depth);
     Ok(0)
 }
 
@@ -214,55 +213,29 @@ fn snapshot_times(args: &TreeArgs, run: TimeWindow) -> Result<SnapshotTimes> {
 
 /// Reads AntTracks memory-tree JSON files into one series.
 fn import(paths: &[PathBuf]) -> Result<Trees> {
-    let mut documents = Vec::new();
-    for path in paths {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        documents.extend(anttracks_documents(&text).with_context(|| path.display().to_string())?);
-    }
-    let names = || {
-        let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
-        names.join(", ")
-    };
-    if documents.is_empty() {
-        anyhow::bail!("{}: holds no memory tree", names());
-    }
-    let refs: Vec<&str> = documents.iter().map(String::as_str).collect();
-    trees_from_anttracks_json(&refs).with_context(names)
+    let read = |p: &PathBuf| std::fs::read_to_string(p).map(|t| (p.display().to_string(), t));
+    let files = paths
+        .iter()
+        .map(|p| read(p).with_context(|| format!("cannot read {}", p.display())));
+    Ok(trees_from_anttracks_files(
+        &files.collect::<Result<Vec<_>>>()?,
+    )?)
 }
 
-/// Prints `trees` on stdout; `run` gives text output the share of the run of each time.
-fn print(trees: &Trees, format: Format, run: Option<TimeWindow>, depth: Option<usize>) {
+/// Prints `trees` on stdout; `run` gives text output the share of the run of each time,
+/// and says when the figures are a sampled trace's estimates.
+type RunFacts = (Option<TimeWindow>, Option<Sampling>);
+fn print(trees: &Trees, format: Format, (run, sampling): RunFacts, depth: Option<usize>) {
     match format {
-        Format::Json => println!("{}", trees_to_json(trees)),
-        Format::Anttracks => {
-            let documents: Vec<String> = trees
-                .trees
-                .iter()
-                .map(|tree| tree_to_anttracks_json(&trees.classifiers, tree))
-                .collect();
-            match documents.as_slice() {
-                [one] => println!("{one}"),
-                many => println!("[{}]", many.join(",")),
-            }
-        }
+        Format::Json => println!("{}", trees_document(trees, sampling)),
+        Format::Anttracks => println!("{}", trees_to_anttracks_json(trees)),
         Format::Text => {
             let options = TextOptions {
                 max_depth: depth,
                 ..TextOptions::default()
             };
-            for tree in &trees.trees {
-                let share = run
-                    .filter(|r| r.duration_ns() > 0)
-                    .map(|r| {
-                        let percent =
-                            (tree.time_ns - r.start_ns) as f64 * 100.0 / r.duration_ns() as f64;
-                        format!(" ({percent:.0} % of the run)")
-                    })
-                    .unwrap_or_default();
-                println!("\nat {}{share}:", format_duration(tree.time_ns));
-                print!("{}", render_tree(tree, &options));
-            }
+            sampling.into_iter().for_each(|s| println!("{}", s.note()));
+            print!("{}", render_trees(trees, run, &options));
         }
     }
 }

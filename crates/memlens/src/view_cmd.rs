@@ -9,12 +9,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Result;
+use memlens_heap::{HeapModel, HeapModelBuilder};
+use memlens_ingest::Wanted;
 use memlens_ingest::references::TraceReferences;
-use memlens_ingest::{TraceInput, Wanted};
 use memlens_server::cache::MAX_REFERENCES;
 use memlens_server::{
-    AllocLens, CacheLens, EngineOptions, HeapLens, LensApi, PendingLens, ReferenceSource, RunInfo,
-    ServeError, Viewer, ViewerConfig,
+    AllocLens, CacheLens, EngineOptions, HeapLens, LensApi, LiveLenses, PendingLens,
+    ReferenceSource, RunInfo, ServeError, Viewer, ViewerConfig, check_points, open_in_browser,
 };
 
 use crate::UsageError;
@@ -43,10 +44,31 @@ pub struct ViewArgs {
     /// Evenly spaced snapshot times (besides the start, marks, peaks and dips).
     #[arg(long, value_name = "K", default_value_t = 20)]
     points: usize,
+    /// A base run to compare with: the heap lens colours groups by their change from
+    /// it, at the same fraction of each run (heaptrack's `-d`, pprof's `-base`).
+    #[arg(long, value_name = "OLD")]
+    base: Option<PathBuf>,
 }
 
-/// Where and how `memlens view` and `memlens cache view` serve the page.
-#[derive(clap::Args)]
+impl ViewArgs {
+    /// The defaults for FILE, served as `serve` says (`memlens record --view`).
+    pub fn of(file: PathBuf, serve: ServeArgs) -> ViewArgs {
+        let (by, points) = ("site,thread".to_owned(), 20);
+        let (more, base) = (Vec::new(), None);
+        ViewArgs {
+            file,
+            more,
+            serve,
+            by,
+            points,
+            base,
+        }
+    }
+}
+
+/// Where and how `memlens view`, `memlens cache view` and `memlens record --view`
+/// serve the page.
+#[derive(clap::Args, Clone)]
 pub struct ServeArgs {
     /// The port to listen on; 0 picks a free one.
     #[arg(long, default_value_t = 0)]
@@ -94,8 +116,8 @@ impl ServeArgs {
         println!("memlens: viewing {what} at {url}");
         let _ = std::io::stdout().flush();
         eprintln!("memlens: press Ctrl-C to stop");
-        if !self.no_open {
-            open_browser(&url);
+        if let Some(Err(why)) = (!self.no_open).then(|| open_in_browser(&url)) {
+            eprintln!("memlens: {why}");
         }
         viewer.run()?;
         Ok(())
@@ -105,13 +127,49 @@ impl ServeArgs {
 /// Runs `memlens view` until Ctrl-C.
 pub fn run(args: ViewArgs) -> Result<i32> {
     heap_args::classifier_chain(&args.by, &[])?;
-    check_points(args.points)?;
+    check_points(args.points).map_err(UsageError)?;
     args.serve.check()?;
-    let lenses = Lenses::read(&args.file, &args.more, args.points, &args.by, true)?;
+    let base = args.base.as_deref().map(read_base).transpose()?;
+    let lenses = Lenses::read(&args.file, &args.more, args.points, &args.by, true, base)?;
+    if memlens_ingest::follow::still_written(&lenses.read.inputs[0]) {
+        return follow(args, lenses);
+    }
     let status = lenses.read.finish();
     let viewer = Viewer::bind(lenses.info, args.serve.config(), lenses.lenses)?;
     args.serve.serve(viewer, &args.file.display().to_string())?;
     Ok(status)
+}
+
+/// Serves a trace still being written: every read of the grown trace replaces the heap
+/// and allocation-map lenses, and the page follows (`api/live`) until the program ends.
+pub(crate) fn follow(args: ViewArgs, lenses: Lenses) -> Result<i32> {
+    let live = Arc::new(LiveLenses::new(
+        lenses.lenses,
+        lenses.read.inputs[0].run_end_ns(),
+    ));
+    let (served, status) = (live.served(), Arc::clone(&live.status));
+    let viewer = Viewer::bind_following(lenses.info, args.serve.config(), served, status)?;
+    let options = EngineOptions {
+        points: args.points,
+        default_classifiers: args.by.clone(),
+    };
+    let (file, wanted) = (args.file.clone(), Wanted::growing());
+    std::thread::spawn(move || {
+        memlens_ingest::follow::follow(&file, &wanted, |mut read| {
+            if let Some(heap) = read.models.heap.take() {
+                live.replace(Arc::new(HeapLens::new(heap, options.clone()).ok()?));
+            }
+            if let Some(alloc) = read.models.alloc.take() {
+                live.replace(Arc::new(AllocLens::new(alloc)));
+            }
+            let ms = read.took.as_millis() as u64;
+            live.status
+                .updated(read.input.run_end_ns(), ms, read.running);
+            Some(())
+        })
+    });
+    args.serve.serve(viewer, &args.file.display().to_string())?;
+    Ok(0)
 }
 
 /// The lenses with data in a trace (and the traces joining it in the allocation map),
@@ -129,13 +187,14 @@ pub(crate) struct Lenses {
 impl Lenses {
     /// Reads FILE (and MORE for the allocation map) into every lens that has data; with
     /// `background`, the allocation map is read on a thread of its own while the other
-    /// lenses are served.
+    /// lenses are served. The heap lens compares with `base` when given.
     pub(crate) fn read(
         file: &Path,
         more: &[PathBuf],
         points: usize,
         by: &str,
         background: bool,
+        base: Option<(HeapModel, String)>,
     ) -> Result<Lenses> {
         let paths: Vec<PathBuf> = [file.to_owned()].into_iter().chain(more.to_vec()).collect();
         let mut inputs = paths
@@ -146,7 +205,12 @@ impl Lenses {
         let java = inputs.iter().any(|i| i.is_java());
         inputs.truncate(if background { 1 } else { inputs.len() });
         let references = memlens_ingest::references::read_all(&inputs[0].file, MAX_REFERENCES);
-        let info = run_info(&inputs[0], file);
+        let info = match inputs[0].metadata.process.as_ref() {
+            Some(p) => RunInfo::of_process(&p.cmdline, &p.exe, Some(p.pid), file),
+            None => RunInfo::of_process(&[], "", None, file),
+        }
+        .sampled(inputs[0].sampling())
+        .mid_run(inputs[0].mid_run_note());
         let mut read = read::read(
             inputs,
             Wanted {
@@ -160,18 +224,20 @@ impl Lenses {
             .models
             .heap
             .take()
-            .unwrap_or_else(|| memlens_heap::HeapModelBuilder::new().end(0));
+            .unwrap_or_else(|| HeapModelBuilder::new().end(0));
         let alloc = read.models.alloc.take();
+        // A trace still being written gets every tab its lenses may fill later.
+        let growing = memlens_ingest::follow::still_written(&read.inputs[0]);
         let has_alloc = (alloc.is_some() || background && !java)
-            && (heap.stats().allocations > 0 || !more.is_empty());
+            && (heap.stats().allocations > 0 || !more.is_empty() || growing);
         let mut lenses: Vec<Arc<dyn LensApi>> = Vec::new();
-        if heap.stats().allocations > 0 || (cache.is_none() && !has_alloc) {
+        if heap.stats().allocations > 0 || growing || (cache.is_none() && !has_alloc) {
             let options = EngineOptions {
                 points,
                 default_classifiers: by.to_owned(),
             };
             lenses.push(Arc::new(
-                HeapLens::new(heap, options)
+                HeapLens::compared(heap, base, options)
                     .map_err(|e| anyhow::anyhow!("{}: {e}", file.display()))?,
             ));
         }
@@ -187,6 +253,22 @@ impl Lenses {
         }
         Ok(Lenses { read, info, lenses })
     }
+}
+
+/// The heap model of a base run (`--base`) and its file name.
+fn read_base(path: &Path) -> Result<(HeapModel, String)> {
+    let mut read = read::read(vec![read::open(path)?], Wanted::heap_at(Vec::new()));
+    read.finish();
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    Ok((
+        read.models
+            .heap
+            .take()
+            .unwrap_or_else(|| HeapModelBuilder::new().end(0)),
+        name,
+    ))
 }
 
 /// The cache lens's source of a trace's references, or `None` when it has none.
@@ -212,36 +294,4 @@ fn cache_source(refs: TraceReferences, path: &Path) -> Option<ReferenceSource> {
         references: refs.references.into(),
         info: refs.info,
     })
-}
-
-/// The snapshot points option must be usable.
-pub(crate) fn check_points(points: usize) -> Result<()> {
-    let why = format!("`--points {points}` is out of range: ask for 1 to 500 snapshot points");
-    (1..=500)
-        .contains(&points)
-        .then_some(())
-        .ok_or(UsageError(why).into())
-}
-
-/// The program and trace names the page shows.
-pub(crate) fn run_info(input: &TraceInput, file: &Path) -> RunInfo {
-    match input.metadata.process.as_ref() {
-        Some(p) => RunInfo::of_process(&p.cmdline, &p.exe, Some(p.pid), file),
-        None => RunInfo::of_process(&[], "", None, file),
-    }
-}
-
-/// Opens `url` in the desktop's browser when there is a desktop; otherwise says so.
-fn open_browser(url: &str) {
-    let has_display = ["DISPLAY", "WAYLAND_DISPLAY"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some_and(|s| !s.is_empty()));
-    if !has_display {
-        eprintln!("memlens: no display found; open the URL above in a browser");
-        return;
-    }
-    // `$BROWSER` when set, else xdg-open; the browser is not waited for.
-    if let Err(e) = opener::open_browser(url) {
-        eprintln!("memlens: could not start a browser ({e}); open the URL above");
-    }
 }

@@ -6,6 +6,7 @@ import { AllocLens } from "./lens";
 registerLens({
   id: "alloc",
   mount: async (el, context) => {
-    await AllocLens.mount(el, context);
+    const lens = await AllocLens.mount(el, context);
+    return { dispose: () => lens?.dispose() };
   },
 });

@@ -1,9 +1,12 @@
 // The allocation-map lens (paper 001, Moreta & Telea): the main view of time ×
 // address with its context view and occupancy bar, brushing details, the controls, the
 // metric charts, the grid of bins with cushion cursors, and the stacked occupancy bars.
-// It holds the shared state (context.ts) and tells every view when it changed.
+// It holds the shared state (context.ts) and tells every view when it changed. The
+// view (zoom), colouring, bin and cursors live in the page's URL (`av`, `ac`, `ab`,
+// `acur`), so a copied URL reopens the same map.
 
 import { h, replaceChildren } from "../app/dom";
+import { readUrlState, writeUrlState } from "../app/url_state";
 import type { LensContext } from "../app/lenses";
 import { AllocApi, type AllocMeta, type BarParams, type BlockDetails, type DrawParams } from "./api";
 import { BinGrid } from "./bin_grid";
@@ -21,6 +24,15 @@ import { type Extent, type Limits, clampExtent, limitsOf, wholeExtent } from "./
 import "./alloc.css";
 
 const SIDE_WIDTH = 300;
+/** How long the URL waits for the view to stop moving before it follows, ms. */
+const URL_DELAY_MS = 150;
+
+/** Numbers from a comma list in the URL (`n` of them when given), else `null`. */
+function numbersOf(text: string | null, n?: number): number[] | null {
+  if (!text) return null;
+  const values = text.split(",").map(Number);
+  return values.every(Number.isFinite) && (n === undefined || values.length === n) ? values : null;
+}
 const MAIN_HEIGHT = 420;
 
 function gridOf(meta: AllocMeta): Grid {
@@ -71,6 +83,7 @@ export class AllocLens implements AllocContext {
   private readonly status: HTMLElement;
   private readonly notes: HTMLElement;
   private statusTimer = 0;
+  private urlTimer = 0;
   private followers = 0;
 
   private constructor(
@@ -90,6 +103,7 @@ export class AllocLens implements AllocContext {
       gridMode: "time",
       brushed: null,
     };
+    this.fromUrl();
     const total = Math.max(1040, el.clientWidth || 1300);
     // The lens's padding (2 × 16), the side panel and the gap before it, the main
     // column's right padding and border (10 + 2), the gutter, the context view and its
@@ -281,7 +295,36 @@ export class AllocLens implements AllocContext {
     this.publish();
   }
 
-  /** The state as data attributes, for tests and for the curious. */
+  /** The view, colouring, bin and cursors of a copied URL (what does not fit is ignored). */
+  private fromUrl(): void {
+    const url = readUrlState();
+    const view = numbersOf(url.get("av"), 4);
+    if (view) this.state.view = clampExtent({ t0: view[0], t1: view[1], a0: view[2], a1: view[3] }, this.limits);
+    const color = url.get("ac");
+    if (color && this.meta.color_by.some((c) => c.id === color && c.available)) this.state.draw.color = color;
+    const bin = Number(url.get("ab"));
+    if (url.has("ab") && this.meta.bins.some((b) => b.id === bin)) this.state.draw.bin = bin;
+    const cursors = numbersOf(url.get("acur"));
+    if (cursors) this.state.cursors = cursors.filter((t) => t >= this.limits.tStart && t <= this.limits.tEnd);
+  }
+
+  /** Writes the state into the URL once the view stops moving. */
+  private toUrl(): void {
+    window.clearTimeout(this.urlTimer);
+    this.urlTimer = window.setTimeout(() => {
+      const { view: v, draw, cursors } = this.state;
+      const whole = wholeExtent(this.limits);
+      const zoomed = v.t0 !== whole.t0 || v.t1 !== whole.t1 || v.a0 !== whole.a0 || v.a1 !== whole.a1;
+      writeUrlState({
+        av: zoomed ? [v.t0, v.t1, v.a0, v.a1].map((x) => Math.round(x)).join(",") : null,
+        ac: draw.color,
+        ab: draw.bin === null ? null : String(draw.bin),
+        acur: cursors.length > 0 ? cursors.join(",") : null,
+      });
+    }, URL_DELAY_MS);
+  }
+
+  /** The state as data attributes, for tests and for the curious; and in the URL. */
   private publish(): void {
     const d = this.root.dataset;
     const v = this.state.view;
@@ -290,10 +333,13 @@ export class AllocLens implements AllocContext {
     d.cursors = JSON.stringify(this.state.cursors);
     d.gridMode = this.state.gridMode;
     d.bin = this.state.draw.bin === null ? "" : String(this.state.draw.bin);
+    // A replay's view belongs to the replayed pool, which the URL does not hold.
+    if (this.state.draw.pool === null) this.toUrl();
   }
 
   /** Stops the lens's timer (tests). */
   dispose(): void {
     window.clearInterval(this.followers);
+    window.clearTimeout(this.urlTimer);
   }
 }

@@ -18,10 +18,19 @@ export interface Fact {
   value: string;
 }
 
+/** What the page may do with a mounted lens. */
+export interface LensHandle {
+  /** Updates the lens in place after a new read of a followed trace; a lens without it
+   * is built again. */
+  refresh?(): Promise<void>;
+  /** Stops the lens's timers before it is built again. */
+  dispose?(): void;
+}
+
 export interface LensModule {
   id: string;
   /** Builds the lens into `el` (called once, when its tab is first shown). */
-  mount(el: HTMLElement, context: LensContext): void | Promise<void>;
+  mount(el: HTMLElement, context: LensContext): void | LensHandle | Promise<void | LensHandle>;
   /** The run's key numbers this lens knows, for the header (none when absent). */
   facts?(context: LensContext): Promise<Fact[]>;
 }

@@ -1,11 +1,13 @@
 // The page around the lenses: a header with the program, the run's key numbers (the
 // lenses' facts) and the lens switcher (one tab per registered lens that has data),
-// and one panel per lens, built when its tab is first opened.
+// and one panel per lens, built when its tab is first opened. A viewer following a trace
+// still being written updates the facts and the open lenses after each read.
 
 import type { Source } from "../data/source";
 import type { Meta } from "../data/types";
 import { h, replaceChildren } from "./dom";
-import { type Fact, lensesFor } from "./lenses";
+import { type Fact, type LensHandle, lensesFor } from "./lenses";
+import { followLive } from "./live";
 import { readUrlState, writeUrlState } from "./url_state";
 
 export async function startShell(app: HTMLElement, source: Source, meta: Meta): Promise<void> {
@@ -15,10 +17,14 @@ export async function startShell(app: HTMLElement, source: Source, meta: Meta): 
   // The run's key numbers, as the lenses know them (a lens without facts adds none: a
   // trace of memory references only has no allocation figures, and zeros there would
   // read as measurements).
-  const known = await Promise.all(
-    lenses.map(({ module }) => (module.facts ? module.facts({ source, meta }).catch((): Fact[] => []) : Promise.resolve([]))),
-  );
-  const facts = h("div", { class: "run-facts", "data-testid": "run-facts" }, ...known.flat().map((f) => fact(f.label, f.value)));
+  const factsOf = async () => {
+    const known = await Promise.all(
+      lenses.map(({ module }) => (module.facts ? module.facts({ source, meta }).catch((): Fact[] => []) : Promise.resolve([]))),
+    );
+    return known.flat().map((f) => fact(f.label, f.value));
+  };
+  const facts = h("div", { class: "run-facts", "data-testid": "run-facts" }, ...(await factsOf()));
+  const live = meta.live ? h("div", { class: "live-badge", "data-testid": "live-status", role: "status" }) : null;
   const program = h("div", { class: "program", title: meta.program }, meta.program || meta.trace);
   const badge = source.kind === "report" ? h("span", { class: "badge", "data-testid": "report-badge" }, "report") : null;
   replaceChildren(
@@ -28,18 +34,31 @@ export async function startShell(app: HTMLElement, source: Source, meta: Meta): 
       { class: "top" },
       h("div", { class: "brand" }, h("span", { class: "logo", "aria-hidden": "true" }), "memlens", badge),
       tabs,
-      h("div", { class: "run" }, program, facts),
+      h("div", { class: "run" }, program, live, facts),
     ),
     panels,
   );
-  if (meta.notes.length > 0) {
-    panels.append(h("div", { class: "notes" }, ...meta.notes.map((n) => h("p", {}, n))));
+  // What every figure of every lens depends on: a sampled recording (estimates), a
+  // trace that starts mid-run (memlens attach), and the viewer's own notes.
+  const sentences = [...(meta.sampling ? [meta.sampling.note] : []), ...(meta.mid_run ? [meta.mid_run] : []), ...meta.notes];
+  if (sentences.length > 0) {
+    panels.append(h("div", { class: "notes", "data-testid": "run-notes" }, ...sentences.map((n) => h("p", {}, n))));
   }
   if (lenses.length === 0) {
     panels.append(h("p", { class: "empty" }, "This trace holds no data any lens of this viewer can show."));
     return;
   }
   const mounted = new Map<string, HTMLElement>();
+  const handles = new Map<string, LensHandle>();
+  const build = async (id: string, panel: HTMLElement) => {
+    const lens = lenses.find((l) => l.info.id === id)!;
+    try {
+      const handle = await lens.module.mount(panel, { source, meta });
+      if (handle) handles.set(id, handle);
+    } catch (e) {
+      panel.append(h("p", { class: "error" }, e instanceof Error ? e.message : String(e)));
+    }
+  };
   const open = async (id: string) => {
     writeUrlState({ lens: id });
     for (const b of tabs.querySelectorAll<HTMLButtonElement>("button")) {
@@ -52,14 +71,27 @@ export async function startShell(app: HTMLElement, source: Source, meta: Meta): 
       const panel = h("div", { class: "lens-panel", role: "tabpanel", "data-lens": id });
       mounted.set(id, panel);
       panels.append(panel);
-      const lens = lenses.find((l) => l.info.id === id)!;
-      try {
-        await lens.module.mount(panel, { source, meta });
-      } catch (e) {
-        panel.append(h("p", { class: "error" }, e instanceof Error ? e.message : String(e)));
-      }
+      await build(id, panel);
     }
   };
+  if (live) {
+    // After each read of the followed trace: new facts, and every open lens updated in
+    // place, or built again when it cannot update itself.
+    followLive(source, live, async () => {
+      replaceChildren(facts, ...(await factsOf()));
+      for (const [id, panel] of mounted) {
+        const handle = handles.get(id);
+        if (handle?.refresh) {
+          await handle.refresh();
+        } else {
+          handle?.dispose?.();
+          handles.delete(id);
+          replaceChildren(panel);
+          await build(id, panel);
+        }
+      }
+    });
+  }
   for (const { info } of lenses) {
     const tab = h("button", { class: "lens-tab", role: "tab", "data-lens": info.id, title: info.question, "data-testid": `lens-${info.id}` }, info.title);
     tab.addEventListener("click", () => void open(info.id));

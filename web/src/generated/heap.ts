@@ -48,6 +48,26 @@ export type NodeWire = {
 };
 
 /**
+ * How a `--json` document (and the viewer's run) says that its figures are
+ * estimates: `{"mean_interval_bytes": 524288, "estimates": true, "note": "sampled
+ * recording: …"}`, or `null` for a full recording.
+ */
+export type SamplingWire = {
+  /**
+   * The mean number of bytes between two recorded allocations.
+   */
+  mean_interval_bytes: number,
+  /**
+   * Always true: every count and byte figure is an unbiased estimate.
+   */
+  estimates: boolean,
+  /**
+   * [`Sampling::note`].
+   */
+  note: string,
+};
+
+/**
  * One leak suspect: a tree node and how its size grew.
  */
 export type SuspectWire = {
@@ -117,6 +137,10 @@ export type SuspectsWire = {
    * The suspects.
    */
   suspects: Array<SuspectWire>,
+  /**
+   * Present for a sampled trace: bytes and objects are estimates.
+   */
+  sampling?: SamplingWire,
 };
 
 /**
@@ -157,4 +181,8 @@ export type TreesWire = {
    * One tree per time; all trees have the same nodes in the same order.
    */
   trees: Array<TreeWire>,
+  /**
+   * Present for a sampled trace: bytes and objects are estimates.
+   */
+  sampling?: SamplingWire,
 };

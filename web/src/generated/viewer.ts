@@ -1,7 +1,65 @@
 // Generated from crates/memlens-server/src/protocol.rs by ts-rs: do not edit.
 // Regenerate with `MEMLENS_BLESS=1 cargo test -p memlens-server --test wire_types`.
-import type { SuspectsWire, TreesWire } from "./heap";
+import type { SamplingWire, SuspectsWire, TreesWire } from "./heap";
 import type { FrameKind } from "./vocab";
+
+/**
+ * The base run trees are compared with (`memlens view NEW --base OLD`).
+ */
+export type BaseInfoWire = {
+  /**
+   * The base trace's file name.
+   */
+  name: string,
+  /**
+   * The base's recorded run.
+   */
+  run: WindowWire,
+  /**
+   * Peak live bytes of the base.
+   */
+  peak_bytes: number,
+  /**
+   * Bytes the base never freed.
+   */
+  live_at_exit_bytes: number,
+};
+
+/**
+ * A node's live memory in the base run (zero when the base has no such group).
+ */
+export type BaseNodeWire = {
+  /**
+   * The node's full key, as in the viewed run's tree.
+   */
+  full_key: Array<string>,
+  /**
+   * Live bytes in the base.
+   */
+  bytes: number,
+  /**
+   * Live blocks in the base.
+   */
+  objects: number,
+};
+
+/**
+ * The base run's values of the nodes of one tree (`memlens view --base`).
+ */
+export type BaseTreeWire = {
+  /**
+   * The tree's time in the viewed run.
+   */
+  time_ns: number,
+  /**
+   * The base instant it is compared with: the same fraction of the base run.
+   */
+  base_time_ns: number,
+  /**
+   * One entry per node of the tree.
+   */
+  nodes: Array<BaseNodeWire>,
+};
 
 /**
  * Timeline buckets as columns.
@@ -178,6 +236,10 @@ export type HeapMetaWire = {
    * Things the user should know about the data (repaired events), one sentence each.
    */
   notes: Array<string>,
+  /**
+   * The base run trees are compared with, when there is one.
+   */
+  base?: BaseInfoWire,
 };
 
 /**
@@ -218,6 +280,32 @@ export type LensWire = {
    * The question it answers.
    */
   question: string,
+};
+
+/**
+ * `api/live`: how far a followed trace is read.
+ */
+export type LiveWire = {
+  /**
+   * Bumped after every read: the lenses answer from the new read once it changed.
+   */
+  generation: number,
+  /**
+   * Whether the program is still running (more reads follow).
+   */
+  running: boolean,
+  /**
+   * The run recorded so far, ns since the process start.
+   */
+  recorded_ns: number,
+  /**
+   * When the latest read finished, ms since the Unix epoch.
+   */
+  updated_unix_ms: number,
+  /**
+   * How long the latest read took, ms (updates come no faster).
+   */
+  read_ms: number,
 };
 
 /**
@@ -264,6 +352,21 @@ export type MetaWire = {
    * (a report names the answers it could not embed).
    */
   notes: Array<string>,
+  /**
+   * Set when the trace was sampled: every count and byte figure of every lens is an
+   * estimate, and the page says so with its `note`.
+   */
+  sampling: SamplingWire | null,
+  /**
+   * Set when the trace starts mid-run (`memlens attach`): one sentence saying so
+   * (blocks allocated before the attach are unknown, their frees not matched).
+   */
+  mid_run: string | null,
+  /**
+   * Whether the viewer follows a trace still being written: the page then asks
+   * `api/live` what changed.
+   */
+  live: boolean,
 };
 
 /**
@@ -464,6 +567,11 @@ export type TreeAnswerWire = {
    * How the drill-down path was resolved, when one was asked for.
    */
   drill?: DrillWire,
+  /**
+   * With a base run (`memlens view NEW --base OLD`): the base's values of every node
+   * of each tree in `doc`, in its order.
+   */
+  base?: Array<BaseTreeWire>,
 };
 
 /**

@@ -1,14 +1,14 @@
 // Canvas drawing of a partition (sunburst or icicle) for the small multiples and for
 // trees too large for SVG: the same geometry as the SVG chart, one Path2D per node.
 
-import type { ColorScheme } from "./colors";
+import type { NodeFill } from "./change_colors";
 import { type ChartKind, type Frame, nodePath } from "./geometry";
 import { onBranch, type PlacedNode } from "./layout";
 
 export interface CanvasView {
   kind: ChartKind;
   placed: PlacedNode[];
-  colors: ColorScheme;
+  colors: NodeFill;
   branch?: string[];
 }
 

@@ -6,7 +6,9 @@ import { interpolateRgb } from "d3-interpolate";
 import type { TreeNode } from "../data/types";
 import { orderedChildren } from "./layout";
 
-/** Nine hues: pruning keeps at most nine first-level groups besides `Other`. */
+/** Eighteen hues: the union of the groups each time keeps holds at most 18 first-level
+ * groups besides `Other` (pruning.rs's `max_union`), so no two share a hue. The first
+ * nine are Tableau 10's (without its grey), the rest their darker companions. */
 export const PALETTE = [
   "#4e79a7",
   "#f28e2b",
@@ -17,6 +19,15 @@ export const PALETTE = [
   "#b07aa1",
   "#ff9da7",
   "#9c755f",
+  "#2c5580",
+  "#b35f12",
+  "#357a2f",
+  "#a8323a",
+  "#3f8a84",
+  "#a88a14",
+  "#7a4f70",
+  "#c9606b",
+  "#6b4e38",
 ];
 /** Reserved for `Other` nodes. */
 export const OTHER_GREY = "#b9bec7";

@@ -1,6 +1,6 @@
 // Registers the heap-evolution lens with the page's lens registry. The lens reads its
-// own meta document (`heap/meta`), once per data source, for its view and for the run's
-// key numbers in the page's header.
+// own meta document (`heap/meta`), once per data source (and again after each read of a
+// followed trace), for its view and for the run's key numbers in the page's header.
 
 import { type Fact, registerLens } from "../app/lenses";
 import type { Source } from "../data/source";
@@ -25,7 +25,15 @@ registerLens({
   id: "heap",
   mount: async (el, { source }) => {
     const { api, meta } = heapOf(source);
-    await HeapLens.mount(el, api, await meta);
+    const lens = await HeapLens.mount(el, api, await meta);
+    return {
+      // A followed trace grew: read its meta again and update in place.
+      refresh: async () => {
+        const fresh = api.meta();
+        opened.set(source, { api, meta: fresh });
+        await lens.refresh(await fresh);
+      },
+    };
   },
   facts: async ({ source }): Promise<Fact[]> => {
     const meta = await heapOf(source).meta;

@@ -8,6 +8,7 @@ import type { HeapMeta, SnapshotInfo, Suspect, TimeNs, TimelineDoc, TreeNode } f
 import { formatBytes, formatCount, formatDuration } from "../format";
 import type { HeapApi, TimeWindowNs } from "./api";
 import { Breadcrumbs } from "./breadcrumbs";
+import { ChangeColors, changeColor, type NodeFill } from "./change_colors";
 import { ColorScheme } from "./colors";
 import { GrowthPanel } from "./growth_panel";
 import {
@@ -32,7 +33,7 @@ import { type Options, OptionsPanel } from "./options_panel";
 import { PartitionChart } from "./partition_chart";
 import { TimeControls } from "./time_controls";
 import { TimelineChart } from "./timeline_chart";
-import { Tooltip } from "./tooltip";
+import { Tooltip, type TooltipFacts } from "./tooltip";
 import { type Combo, comboKey, TreeStore } from "./tree_store";
 
 /** Everything the lens shows follows from this. */
@@ -93,6 +94,8 @@ export class HeapLens {
   });
   private readonly searchCount = h("span", { class: "hint", "data-testid": "hl-search-count" });
   private readonly windowText = h("span", { "data-testid": "hl-window-text" });
+  /** The scale of colours by change from the base run, while they are shown. */
+  private readonly changeLegend = h("div", { class: "change-legend", "data-testid": "change-legend", hidden: true });
   private readonly windowClear = h("button", { type: "button", "data-testid": "hl-window-clear" }, "Whole run");
   private readonly windowBar = h("div", { class: "hl-window", "data-testid": "hl-window", hidden: true }, this.windowText, this.windowClear);
 
@@ -107,8 +110,8 @@ export class HeapLens {
   private constructor(
     container: HTMLElement,
     private readonly source: HeapApi,
-    private readonly meta: HeapMeta,
-    private readonly timelineDoc: TimelineDoc,
+    private meta: HeapMeta,
+    private timelineDoc: TimelineDoc,
     brushed: { window: TimeWindowNs; times: SnapshotInfo[] } | null,
   ) {
     this.store = new TreeStore(source);
@@ -121,6 +124,7 @@ export class HeapLens {
       sort: "growth",
       scaled: true,
       chart: "sunburst",
+      color: meta.base ? "change" : "groups",
       time: last,
       drill: [],
       pinned: [],
@@ -147,7 +151,7 @@ export class HeapLens {
     this.local = new PartitionChart("local", chartEvents("local"));
     this.global = new PartitionChart("global", chartEvents("global"));
     this.breadcrumbs = new Breadcrumbs((path) => this.set({ drill: path }));
-    this.options = new OptionsPanel(meta.classifiers, source.canRegroup, (patch) => this.set(patch));
+    this.options = new OptionsPanel(meta.classifiers, source.canRegroup, (patch) => this.set(patch), meta.base?.name ?? null);
     this.growth = new GrowthPanel((path) => this.set({ drill: path }));
 
     const card = (title: string, extra: Node | null, ...body: Node[]) =>
@@ -177,6 +181,7 @@ export class HeapLens {
           card(
             "Local view",
             h("div", { class: "hl-find" }, this.search, this.searchCount),
+            this.changeLegend,
             this.breadcrumbs.el,
             this.notice.el,
             this.local.el,
@@ -202,6 +207,29 @@ export class HeapLens {
     this.loadSuspects();
     this.toUrl();
     void this.sync(false);
+  }
+
+  /** Takes the model of a new read of a followed trace (`meta`), keeping the grouping,
+   * drill-down, window and options; the time stays, or follows the end when it was the
+   * last one. */
+  async refresh(meta: HeapMeta): Promise<void> {
+    const timeline = await this.source.timeline(600);
+    const s = this.state;
+    const wasLast = s.time === this.times[this.times.length - 1]?.time_ns;
+    const times = s.window ? await this.source.snapshots(s.window).catch(() => null) : null;
+    this.meta = meta;
+    this.timelineDoc = timeline;
+    this.times = times ?? [...meta.snapshots];
+    this.store.clear();
+    this.stacks.clear();
+    this.colors.clear();
+    this.detailsKey = "";
+    const last = this.times[this.times.length - 1]?.time_ns ?? meta.run.end_ns;
+    if (!wasLast && !this.times.some((p) => p.time_ns === s.time)) this.addTime(s.time);
+    this.state = { ...s, time: wasLast ? last : s.time };
+    this.loadSuspects();
+    this.toUrl();
+    await this.sync(false);
   }
 
   /** Changes the state and brings every part in step. */
@@ -247,6 +275,7 @@ export class HeapLens {
       metric: pick("metric", ["bytes", "objects"] as const) ?? state.metric,
       sort: pick("sort", ["growth", "start", "end"] as const) ?? state.sort,
       chart: pick("chart", ["sunburst", "icicle"] as const) ?? state.chart,
+      color: this.meta.base ? (pick("color", ["groups", "change"] as const) ?? state.color) : "groups",
       scaled: url.get("scaled") === "0" ? false : state.scaled,
     };
   }
@@ -264,6 +293,7 @@ export class HeapLens {
       chart: s.chart,
       scaled: s.scaled ? null : "0",
       w: s.window ? s.window.join("-") : null,
+      color: this.meta.base ? s.color : null,
     });
   }
 
@@ -388,6 +418,7 @@ export class HeapLens {
         metric: this.state.metric,
         windowStartNs: this.state.window?.[0] ?? this.meta.run.start_ns,
         hint: node.hasChildren ? "Click to drill down" : undefined,
+        base: this.baseFacts(node.node),
       },
       event,
     );
@@ -402,6 +433,37 @@ export class HeapLens {
         .then((doc) => this.tooltip.showStacks(path, doc))
         .catch((e: unknown) => this.tooltip.showStacks(path, message(e)));
     }, STACK_DELAY_MS);
+  }
+
+  /** The node's value in the base run, when there is one and its values are loaded. */
+  private baseFacts(node: TreeNode): TooltipFacts["base"] {
+    const base = this.meta.base && this.store.baseOf(this.combo(), this.state.time);
+    if (!base || !this.meta.base) return undefined;
+    return { value: base.of(node, this.state.metric), name: this.meta.base.name, timeNs: base.wire.base_time_ns };
+  }
+
+  /** The fill of the tree at `time`: by change from the base run, or by group. */
+  private fillAt(combo: Combo, time: TimeNs, groups: ColorScheme): NodeFill {
+    const base = this.state.color === "change" ? this.store.baseOf(combo, time) : undefined;
+    const root = this.store.get(combo, time);
+    return base && root ? new ChangeColors(root, base, this.state.metric) : groups;
+  }
+
+  /** The change legend: shown while nodes are coloured by change from the base run. */
+  private renderChangeLegend(fill: NodeFill): void {
+    const base = this.meta.base;
+    this.changeLegend.hidden = !(fill instanceof ChangeColors) || !base;
+    if (!(fill instanceof ChangeColors) || !base) return;
+    const metric = this.state.metric;
+    const show = (v: number) => (metric === "bytes" ? formatBytes(v) : `${formatCount(v)} objects`);
+    const ramp = changeRamp(fill.largest, 9);
+    replaceChildren(
+      this.changeLegend,
+      h("span", {}, `−${show(fill.largest)} shrank`),
+      h("span", { class: "change-ramp", style: `background: linear-gradient(to right, ${ramp.join(", ")})` }),
+      h("span", {}, `grew +${show(fill.largest)}`),
+      h("span", { class: "hint", title: `compared with ${base.name} at the same point of its run` }, `vs ${base.name}`),
+    );
   }
 
   /** The details panel: the drill-down node and its heaviest stacks at this time. */
@@ -579,6 +641,7 @@ export class HeapLens {
         label: this.times.find((p) => p.time_ns === t)?.label ?? "",
         isCurrent: t === s.time,
         pinned: pinned.has(t),
+        colors: s.color === "change" ? this.fillAt(combo, t, colors) : undefined,
       })),
       kind: s.chart,
       metric: s.metric,
@@ -601,13 +664,15 @@ export class HeapLens {
     const chartChanged = this.lastChart !== s.chart;
     this.lastChart = s.chart;
     const tween = animate && !chartChanged;
+    const fill = this.fillAt(combo, s.time, colors);
+    this.renderChangeLegend(fill);
     const localPlaced = layoutPartition(drill.node, { metric: s.metric, depth: LOCAL_DEPTH });
     this.local.render({
       kind: s.chart,
       placed: localPlaced,
       // The levels present (the same at every time: all trees share their nodes).
       levels: Math.max(2, ...localPlaced.map((p) => p.depth + 1)),
-      colors,
+      colors: fill,
       metric: s.metric,
       animate: tween,
     });
@@ -621,7 +686,7 @@ export class HeapLens {
       kind: s.chart,
       placed: globalPlaced,
       levels: levelsOf(root),
-      colors,
+      colors: fill,
       metric: s.metric,
       branch: drill.path,
       animate: tween,
@@ -638,6 +703,11 @@ export class HeapLens {
     this.searchCount.textContent = marked ? `${matches.length} match${matches.length === 1 ? "" : "es"}${matches.length ? " · Enter to go" : ""}` : "";
     this.el.dataset.shown = JSON.stringify(drill.path);
   }
+}
+
+/** A sample of the change scale: `n` colours from the largest shrink to the largest growth. */
+function changeRamp(largest: number, n: number): string[] {
+  return Array.from({ length: n }, (_, i) => changeColor(largest * ((2 * i) / (n - 1) - 1), largest));
 }
 
 /** The window in the page's URL (`w=FROM-TO`, ns), when it lies inside the run. */

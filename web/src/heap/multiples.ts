@@ -6,6 +6,7 @@ import { h, replaceChildren } from "../app/dom";
 import type { Metric, TimeNs, TreeNode } from "../data/types";
 import { formatBytes, formatCount, formatDuration } from "../format";
 import { drawPartition } from "./canvas_chart";
+import type { NodeFill } from "./change_colors";
 import type { ColorScheme } from "./colors";
 import type { ChartKind } from "./geometry";
 import { layoutPartition, levelsOf, scaleFactor, valueOf } from "./layout";
@@ -16,6 +17,8 @@ export interface MultipleEntry {
   label: string;
   isCurrent: boolean;
   pinned: boolean;
+  /** This tree's own fill (colours by change from a base run), else the view's. */
+  colors?: NodeFill;
 }
 
 export interface MultiplesView {
@@ -52,7 +55,7 @@ export class MultiplesStrip {
     }
     const next = new Map<string, HTMLElement>();
     const cards = view.entries.map((entry) => {
-      const key = [entry.time, entry.root ? "tree" : "none", entry.label, entry.pinned, view.kind, view.metric, view.scaled, view.largest].join("|");
+      const key = [entry.time, entry.root ? "tree" : "none", entry.label, entry.pinned, view.kind, view.metric, view.scaled, view.largest, entry.colors ? "change" : "groups"].join("|");
       const card = next.get(key) ?? this.cards.get(key) ?? this.card(entry, view);
       card.classList.toggle("current", entry.isCurrent);
       next.set(key, card);
@@ -97,7 +100,7 @@ export class MultiplesStrip {
       const scale = scaleFactor(total, view.largest, view.scaled);
       const placed = layoutPartition(entry.root, { metric: view.metric, scale });
       if (view.kind === "sunburst" && placed.length > 0) placed[0] = { ...placed[0], x0: 0, x1: 1 };
-      drawPartition(canvas, { kind: view.kind, placed, colors: view.colors }, {
+      drawPartition(canvas, { kind: view.kind, placed, colors: entry.colors ?? view.colors }, {
         width: SIZE,
         height: SIZE,
         levels: levelsOf(entry.root),

@@ -14,6 +14,8 @@ export interface Options {
   sort: SortStrategy;
   scaled: boolean;
   chart: ChartKind;
+  /** Fill by first-level group, or by change from the base run (with a base run). */
+  color: "groups" | "change";
 }
 
 type Choice<T extends string> = { value: T; label: string; title: string };
@@ -43,6 +45,7 @@ export class OptionsPanel {
     private readonly classifiers: ClassifierInfo[],
     private readonly canRegroup: boolean,
     private readonly change: (patch: Partial<Options>) => void,
+    baseName: string | null = null,
   ) {
     this.domain.addEventListener("change", () => {
       const domain = this.domain.value.split(",").map((d) => d.trim()).filter((d) => d.length > 0);
@@ -80,6 +83,12 @@ export class OptionsPanel {
         { value: "sunburst", label: "Sunburst", title: "Rings around the whole heap" },
         { value: "icicle", label: "Icicle", title: "Columns from the whole heap to the right" },
       ]),
+      baseName === null
+        ? null
+        : this.segmented<"groups" | "change">("color", "Colour", [
+            { value: "groups", label: "Groups", title: "A hue per first-level group" },
+            { value: "change", label: "Change", title: `Red where a group grew, blue where it shrank, against the base run ${baseName} at the same point of its run` },
+          ]),
     );
   }
 
@@ -125,6 +134,7 @@ export class OptionsPanel {
       sort: options.sort,
       scaled: options.scaled ? "scaled" : "unscaled",
       chart: options.chart,
+      color: options.color,
     };
     for (const group of this.groups) {
       for (const b of group.buttons) {

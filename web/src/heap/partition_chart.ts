@@ -5,7 +5,7 @@
 
 import { select, type Selection } from "d3-selection";
 import "d3-transition";
-import type { ColorScheme } from "./colors";
+import type { NodeFill } from "./change_colors";
 import {
   type ChartKind,
   type Coords,
@@ -32,7 +32,7 @@ export interface ChartView {
   placed: PlacedNode[];
   /** Level slots the chart is divided into (at least the tree's levels). */
   levels: number;
-  colors: ColorScheme;
+  colors: NodeFill;
   metric: "bytes" | "objects";
   /** In the global view: the drill-down path, whose branch stays opaque. */
   branch?: string[];

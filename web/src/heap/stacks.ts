@@ -35,6 +35,11 @@ export class StackStore {
     }
     return answer;
   }
+
+  /** Forgets every answer (the model changed: a followed trace grew). */
+  clear(): void {
+    this.answers.clear();
+  }
 }
 
 /** A stack's frames as a list, at most `max` of them (the rest counted). */

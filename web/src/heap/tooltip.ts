@@ -26,6 +26,8 @@ export interface TooltipFacts {
   metric: Metric;
   windowStartNs: number;
   hint?: string;
+  /** With a base run: the node's value there, the base's name and the instant. */
+  base?: { value: number; name: string; timeNs: number };
 }
 
 export class Tooltip {
@@ -66,11 +68,28 @@ export class Tooltip {
           metric === "bytes" ? formatSignedBytes(growth) : `${formatSignedCount(growth)} objects`,
         ),
       ),
+      facts.base ? this.baseRow(value, facts.base, metric) : null,
       this.stack,
       facts.hint ? h("div", { class: "tt-hint" }, facts.hint) : null,
     );
     this.el.classList.add("visible");
     this.move(event);
+  }
+
+  /** The node against the base run: its value there and the change. */
+  private baseRow(value: number, base: NonNullable<TooltipFacts["base"]>, metric: Metric): HTMLElement {
+    const delta = value - base.value;
+    const show = (v: number) => (metric === "bytes" ? formatBytes(v) : `${formatCount(v)} objects`);
+    const signed = metric === "bytes" ? formatSignedBytes(delta) : `${formatSignedCount(delta)} objects`;
+    const relative = base.value > 0 ? ` (${delta >= 0 ? "+" : "−"}${formatPercent(Math.abs(delta), base.value)})` : base.value === 0 && value > 0 ? " (new)" : "";
+    return h(
+      "div",
+      { class: "tt-grid tt-base", "data-testid": "tooltip-base" },
+      h("span", {}, `In ${base.name} at ${formatDuration(base.timeNs)}`),
+      h("b", {}, show(base.value)),
+      h("span", {}, "Change"),
+      h("b", { class: delta > 0 ? "grow" : delta < 0 ? "shrink" : "" }, `${signed}${relative}`),
+    );
   }
 
   move(event: MouseEvent): void {

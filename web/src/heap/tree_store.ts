@@ -1,11 +1,13 @@
 // The page's cache of memory trees: per grouping, metric and sort strategy, the tree
 // at each time fetched so far, the heap totals at every time of the series, and its
-// first-level groups over those times (the stacked chart's layers).
+// first-level groups over those times (the stacked chart's layers), and with a base run
+// the base's values of each tree's nodes.
 // Concurrent requests for the same trees are made once.
 
 import type { HeapApi, TimeWindowNs } from "./api";
 import type { HeapPoint, Metric, SortStrategy, TimeNs, TreeNode } from "../data/types";
 import type { LayerWire } from "../generated/viewer";
+import { BaseTree } from "./change_colors";
 
 /** The first-level groups at the series' times. */
 export interface Layers {
@@ -33,11 +35,22 @@ export class TreeStore {
   private readonly totals = new Map<string, Map<TimeNs, HeapPoint>>();
   private readonly pending = new Map<string, Promise<void>>();
   private readonly layers = new Map<string, Layers>();
+  private readonly bases = new Map<string, BaseTree>();
 
   constructor(private readonly source: HeapApi) {}
 
   get(combo: Combo, time: TimeNs): TreeNode | undefined {
     return this.trees.get(`${comboKey(combo)}@${time}`);
+  }
+
+  /** Forgets every tree (the model changed: a followed trace grew). */
+  clear(): void {
+    for (const map of [this.trees, this.totals, this.layers, this.bases]) map.clear();
+  }
+
+  /** The base run's values of the tree at `time` (with a base run). */
+  baseOf(combo: Combo, time: TimeNs): BaseTree | undefined {
+    return this.bases.get(`${comboKey(combo)}@${time}`);
   }
 
   /** The heap at every time of the series, as far as known. */
@@ -66,6 +79,7 @@ export class TreeStore {
         .trees({ ...combo, times: all ? [] : wanted })
         .then((response) => {
           for (const tree of response.doc.trees) this.trees.set(`${key}@${tree.time_ns}`, tree.root);
+          for (const base of response.base ?? []) this.bases.set(`${key}@${base.time_ns}`, new BaseTree(base));
           const totals = this.totals.get(key) ?? new Map<TimeNs, HeapPoint>();
           for (const point of response.totals) totals.set(point.time_ns, point);
           this.totals.set(key, totals);

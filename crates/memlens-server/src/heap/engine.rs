@@ -8,23 +8,23 @@
 
 use memlens_heap::protocol::{suspects_to_json, trees_to_json};
 use memlens_heap::{
-    ClassifierOptions, GrowthQuery, HeapModel, Node, Resolution, Suspect, Tree, Trees,
+    BaseRun, ClassifierOptions, GrowthQuery, HeapModel, Node, Resolution, Suspect, Tree, Trees,
     classifiers::REGISTRY, group_stacks, growth_suspects, parse_classifiers,
 };
 use serde_json::value::RawValue;
 
 use super::drill;
 use super::request::{
-    GrowthRequest, MAX_SUSPECTS, STACK_FRAMES, SnapshotsRequest, StacksRequest, TimelineRequest,
-    TreeRequest, Window,
+    ClassifierList, GrowthRequest, MAX_SUSPECTS, STACK_FRAMES, SnapshotsRequest, StacksRequest,
+    TimelineRequest, TreeRequest, Window,
 };
 use super::series_cache::{SeriesCache, SeriesKey, TreeChoice, TreesAnswer};
 use super::snapshots::{Snapshot, snapshot_plan};
 use crate::error::ApiError;
 use crate::protocol::{
-    BucketColumns, ClassifierWire, DrillWire, FrameWire, GrowthAnswerWire, HeapMetaWire, LayerWire,
-    MarkWire, PointWire, SnapshotWire, StackWire, StacksWire, StatsWire, ThreadWire, TimelineWire,
-    TreeAnswerWire, WindowWire,
+    BaseInfoWire, BaseNodeWire, BaseTreeWire, BucketColumns, ClassifierWire, DrillWire, FrameWire,
+    GrowthAnswerWire, HeapMetaWire, LayerWire, MarkWire, PointWire, SnapshotWire, StackWire,
+    StacksWire, StatsWire, ThreadWire, TimelineWire, TreeAnswerWire, WindowWire,
 };
 
 /// Sampling intervals of the growth ranking.
@@ -62,9 +62,24 @@ impl EngineOptions {
     }
 }
 
+/// A base run the trees are compared with (`memlens view NEW --base OLD`).
+pub struct Base<'m> {
+    /// The base run's model.
+    pub model: &'m HeapModel,
+    /// Its trace's file name.
+    pub name: String,
+}
+
+/// Base runs grouped by the classifier lists asked for lately.
+struct BaseRuns<'m> {
+    base: Base<'m>,
+    runs: Vec<(ClassifierList, BaseRun<'m>)>,
+}
+
 /// Answers the heap lens's requests for one model.
 pub struct Engine<'m> {
     model: &'m HeapModel,
+    base: Option<BaseRuns<'m>>,
     options: EngineOptions,
     snapshots: Vec<Snapshot>,
     /// The snapshot times of the windows asked for lately.
@@ -77,11 +92,20 @@ pub struct Engine<'m> {
 impl<'m> Engine<'m> {
     /// An engine for `model`; finds the snapshot times (one O(N) timeline pass).
     /// Fails when the default classifier list is not valid.
-    pub fn new(model: &'m HeapModel, options: EngineOptions) -> Result<Self, ApiError> {
+    /// With `base`, every tree answer also carries the base run's values of its nodes.
+    pub fn new(
+        model: &'m HeapModel,
+        base: Option<Base<'m>>,
+        options: EngineOptions,
+    ) -> Result<Self, ApiError> {
         parse_classifiers(&options.default_classifiers, ClassifierOptions::default())?;
         let snapshots = snapshot_plan(model, options.points, None);
         Ok(Engine {
             model,
+            base: base.map(|base| BaseRuns {
+                base,
+                runs: Vec::new(),
+            }),
             options,
             snapshots,
             window_plans: Vec::new(),
@@ -189,6 +213,18 @@ impl<'m> Engine<'m> {
             default_classifiers: self.options.default_names(),
             snapshots: self.snapshots.iter().map(snapshot_wire).collect(),
             notes: model.diagnostics().messages(),
+            base: self.base.as_ref().map(|b| {
+                let run = b.base.model.run();
+                BaseInfoWire {
+                    name: b.base.name.clone(),
+                    run: WindowWire {
+                        start_ns: run.start_ns,
+                        end_ns: run.end_ns,
+                    },
+                    peak_bytes: b.base.model.stats().peak_bytes,
+                    live_at_exit_bytes: b.base.model.stats().live_at_exit_bytes,
+                }
+            }),
         }
     }
 
@@ -251,7 +287,13 @@ impl<'m> Engine<'m> {
             .collect();
         let key = (request.by.clone(), request.window);
         let answer = self.series.trees(&key, &base, &request.times, choice)?;
-        Ok(tree_answer(&answer, request))
+        let mut wire = tree_answer(&answer, request);
+        if let Some(base) = self.base.as_mut() {
+            let run = base.run(self.model, &request.by)?;
+            let trees = wire.selected.iter().map(|tree| base_tree(run, tree));
+            wire.answer.base = Some(trees.collect::<Result<_, ApiError>>()?);
+        }
+        Ok(wire.answer)
     }
 
     /// Prepares the caches for the next requests (see [`SeriesCache::maintain`]); call it
@@ -391,8 +433,56 @@ fn engine_document(json: String) -> Box<RawValue> {
     RawValue::from_string(json).expect("the heap engine writes valid JSON")
 }
 
+/// A tree answer and the trees it holds (for the base run's values).
+struct TreeAnswer<'r> {
+    answer: TreeAnswerWire<'r>,
+    selected: Vec<Tree>,
+}
+
+/// The base run's values of every node of `tree`.
+fn base_tree(run: &mut BaseRun<'_>, tree: &Tree) -> Result<BaseTreeWire, ApiError> {
+    let (base_time_ns, values) = run.values(&tree.root, tree.time_ns)?;
+    let mut nodes = Vec::with_capacity(values.len());
+    tree.root.walk(&mut |node: &Node| {
+        let live = values.get(&node.full_key).copied().unwrap_or_default();
+        nodes.push(BaseNodeWire {
+            full_key: node.full_key.clone(),
+            bytes: live.bytes,
+            objects: live.objects,
+        });
+    });
+    Ok(BaseTreeWire {
+        time_ns: tree.time_ns,
+        base_time_ns,
+        nodes,
+    })
+}
+
+impl<'m> BaseRuns<'m> {
+    /// The base run grouped by `by` (built when not cached; the two latest are kept).
+    fn run(&mut self, new: &HeapModel, by: &ClassifierList) -> Result<&mut BaseRun<'m>, ApiError> {
+        let index = match self.runs.iter().position(|(b, _)| b == by) {
+            Some(i) => i,
+            None => {
+                let options = ClassifierOptions {
+                    domain_prefixes: by.domains.clone(),
+                    ..ClassifierOptions::default()
+                };
+                let chain = parse_classifiers(&by.text(), options)?;
+                let run = BaseRun::new(self.base.model, new, &chain)?;
+                if self.runs.len() == 2 {
+                    self.runs.remove(0);
+                }
+                self.runs.push((by.clone(), run));
+                self.runs.len() - 1
+            }
+        };
+        Ok(&mut self.runs[index].1)
+    }
+}
+
 /// The `tree` document for `request` from the trees that hold every requested time.
-fn tree_answer<'r>(answer: &TreesAnswer<'_>, request: &'r TreeRequest) -> TreeAnswerWire<'r> {
+fn tree_answer<'r>(answer: &TreesAnswer<'_>, request: &'r TreeRequest) -> TreeAnswer<'r> {
     let snapshots = answer.snapshots;
     let mut times: Vec<u64> = if request.times.is_empty() {
         snapshots.times_ns.clone()
@@ -418,7 +508,7 @@ fn tree_answer<'r>(answer: &TreesAnswer<'_>, request: &'r TreeRequest) -> TreeAn
             })
             .collect(),
     };
-    TreeAnswerWire {
+    let answer = TreeAnswerWire {
         doc: engine_document(trees_to_json(&selected)),
         totals: snapshots
             .trees
@@ -435,5 +525,10 @@ fn tree_answer<'r>(answer: &TreesAnswer<'_>, request: &'r TreeRequest) -> TreeAn
             path,
             found: path.len() == requested.len(),
         }),
+        base: None,
+    };
+    TreeAnswer {
+        answer,
+        selected: selected.trees,
     }
 }

@@ -11,6 +11,10 @@
 //! | `tree?by&times&metric&sort&prune&path&depth&from&to` | memory trees at some times ([`request::TreeRequest`]) |
 //! | `growth?by&top&from&to` | the leak suspects of a grouping |
 //!
+//! With a base run (`memlens view NEW --base OLD`), `meta` names it and every `tree`
+//! answer carries the base's values of each node (`base`), matched by group at the
+//! same fraction of each run (`memlens_heap::BaseRun`).
+//!
 //! `from`/`to` (ns) is a window the user brushed on the timeline: its snapshot times
 //! are its own, and growth, the growth ranking and the stable order are measured
 //! between its ends; without them, the whole run.
@@ -37,8 +41,8 @@ use crate::error::ApiError;
 use crate::lens_api::{ApiBody, LensApi, ReportRequest};
 use crate::protocol::{LensWire, to_json};
 
-pub use engine::{Engine, EngineOptions};
-pub use snapshots::{Snapshot, SnapshotKind, snapshot_plan};
+pub use engine::{Base, Engine, EngineOptions};
+pub use snapshots::{Snapshot, SnapshotKind, check_points, snapshot_plan};
 
 use request::{
     ClassifierList, GrowthRequest, SnapshotsRequest, StacksRequest, TimelineRequest, TreeRequest,
@@ -63,8 +67,19 @@ impl HeapLens {
     /// page's first answers (timeline, default trees, suspects) in the background.
     /// Fails when the default classifier list is not valid.
     pub fn new(model: HeapModel, options: EngineOptions) -> Result<HeapLens, ApiError> {
+        HeapLens::compared(model, None, options)
+    }
+
+    /// A lens over `model` whose trees carry the values of `base` (a base run and its
+    /// trace's name: `memlens view NEW --base OLD`), matched by group at the same
+    /// fraction of each run.
+    pub fn compared(
+        model: HeapModel,
+        base: Option<(HeapModel, String)>,
+        options: EngineOptions,
+    ) -> Result<HeapLens, ApiError> {
         let default_by = options.default_names().join(",");
-        let engine = EngineHandle::spawn(model, options)?;
+        let engine = EngineHandle::spawn(model, base, options)?;
         let warm_by = ClassifierList::parse(&default_by, Vec::new())?;
         engine.submit(move |e| {
             // Build what the page asks for first, while the browser starts.

@@ -59,6 +59,17 @@ pub struct Snapshot {
     pub label: String,
 }
 
+/// Whether `points` evenly spaced snapshot points can be asked for (1 to 500); else
+/// the sentence saying so.
+pub fn check_points(points: usize) -> Result<(), String> {
+    if (1..=500).contains(&points) {
+        return Ok(());
+    }
+    Err(format!(
+        "`--points {points}` is out of range: ask for 1 to 500 snapshot points"
+    ))
+}
+
 /// The snapshot times of `model` within `window` (the whole run when `None`) with
 /// `points` evenly spaced points: sorted, distinct, inside the window, its start first
 /// and its end last.

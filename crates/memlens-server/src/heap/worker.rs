@@ -13,7 +13,7 @@ use std::thread;
 
 use memlens_heap::HeapModel;
 
-use super::engine::{Engine, EngineOptions};
+use super::engine::{Base, Engine, EngineOptions};
 use crate::error::ApiError;
 
 type Job = Box<dyn for<'m> FnOnce(&mut Engine<'m>) + Send>;
@@ -24,15 +24,24 @@ pub struct EngineHandle {
 }
 
 impl EngineHandle {
-    /// Starts the engine thread with `model` and waits until the engine is built (its
-    /// snapshot times found); fails when the options are invalid.
-    pub fn spawn(model: HeapModel, options: EngineOptions) -> Result<EngineHandle, ApiError> {
+    /// Starts the engine thread with `model` (and a base run with its name, which the
+    /// trees are compared with) and waits until the engine is built (its snapshot times
+    /// found); fails when the options are invalid.
+    pub fn spawn(
+        model: HeapModel,
+        base: Option<(HeapModel, String)>,
+        options: EngineOptions,
+    ) -> Result<EngineHandle, ApiError> {
         let (jobs, queue) = mpsc::channel::<Job>();
         let (ready, built) = mpsc::channel::<Result<(), ApiError>>();
         thread::Builder::new()
             .name("memlens-engine".to_owned())
             .spawn(move || {
-                let mut engine = match Engine::new(&model, options) {
+                let base = base.as_ref().map(|(model, name)| Base {
+                    model,
+                    name: name.clone(),
+                });
+                let mut engine = match Engine::new(&model, base, options) {
                     Ok(engine) => {
                         let _ = ready.send(Ok(()));
                         engine

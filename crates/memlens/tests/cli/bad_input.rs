@@ -355,12 +355,12 @@ fn unknown_recorder_options_are_refused_not_taken_for_the_program() {
         let done = run(
             memlens()
                 .args(command)
-                .args(["--sample", "512K", "--", "true"]),
-            "memlens record --sample",
+                .args(["--sampling", "512K", "--", "true"]),
+            "memlens record --sampling",
         );
         assert_usage_error("an unknown recorder option", &done);
         assert!(
-            done.stderr.contains("unexpected argument '--sample'"),
+            done.stderr.contains("unexpected argument '--sampling'"),
             "{command:?}: {}",
             done.stderr
         );

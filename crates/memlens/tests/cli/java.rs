@@ -603,8 +603,8 @@ fn objects_in_two_maps_are_in_multiple_data_structures() {
 #[test]
 fn java_options_need_java_and_are_checked() {
     let done = run(
-        memlens().args(["record", "--java-sample", "4096", "--", "true"]),
-        "record --java-sample without --java",
+        memlens().args(["record", "--java-depth", "5", "--", "true"]),
+        "record --java-depth without --java",
     );
     assert_eq!(done.code, 2, "{}", done.stderr);
     let done = run(

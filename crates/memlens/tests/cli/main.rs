@@ -7,6 +7,7 @@
 mod support;
 
 mod alloc_cli;
+mod attach;
 mod bad_input;
 mod cache_cli;
 mod cache_record;
@@ -25,5 +26,6 @@ mod robustness;
 mod same_site;
 mod scale;
 mod sites;
+mod viewer_live;
 mod viewer_report;
 mod viewer_security;

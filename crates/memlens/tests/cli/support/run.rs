@@ -84,6 +84,11 @@ pub fn spawn(cmd: &mut Command, limit: Duration, what: &str) -> Running {
 }
 
 impl Running {
+    /// The process id (to attach to it).
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Waits for the process to finish, killing its process group and
     /// failing the test when the time limit passes first.
     pub fn wait(mut self) -> Finished {

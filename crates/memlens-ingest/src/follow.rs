@@ -1,0 +1,118 @@
+//! Following a trace that is still being written (`memlens record --view`, or `memlens
+//! view` of a running program's trace): the trace is read again whenever it has grown,
+//! at most once a [`FOLLOW_INTERVAL`] and never more often than a read takes, and each
+//! read's models are handed on; the last read is made once the program has ended.
+//!
+//! A trace is still being written while it has no `end` record and its process is
+//! alive (`/proc/PID`, so on this machine). It has ended when the `end` record arrives
+//! (a clean exit), or when its process is gone and the file has stopped growing (a
+//! crash or a kill: the recorder had no chance to write `end`).
+//!
+//! Every read is a whole pass over the trace, so an update costs what `memlens view`
+//! costs at that size: under a second up to a few million events, then updates come
+//! as fast as the reads do. Reads of a growing trace neither load nor write its index
+//! (it would be stale a moment later); the final view's `memlens view` writes it.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::input::TraceInput;
+use crate::pass::{Models, Wanted, ingest};
+use crate::progress::NoProgress;
+use crate::symbols::StackSymbols;
+
+/// The shortest time between two reads.
+pub const FOLLOW_INTERVAL: Duration = Duration::from_millis(700);
+/// A trace whose process is gone is complete once it has not grown for this long.
+const SETTLE: Duration = Duration::from_secs(1);
+
+/// Whether `input` is still being written: no `end` record and its process alive.
+pub fn still_written(input: &TraceInput) -> bool {
+    let md = &input.metadata;
+    md.end.is_none() && md.process.as_ref().is_some_and(|p| process_alive(p.pid))
+}
+
+fn process_alive(pid: u32) -> bool {
+    pid != 0 && Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// One read of a followed trace.
+pub struct Update {
+    /// The trace as read (its damage includes a chunk still being written at the end).
+    pub input: TraceInput,
+    /// Its namer.
+    pub symbols: StackSymbols,
+    /// What the read built.
+    pub models: Models,
+    /// Whether the program is still running (more updates follow).
+    pub running: bool,
+    /// How long the read took.
+    pub took: Duration,
+}
+
+/// Follows the trace at `path`: calls `update` with the `wanted` models after every
+/// read of a grown trace, until the program has ended (the last call has `running`
+/// false) or `update` returns `None`. A trace that cannot be opened any more (deleted,
+/// replaced by another file) ends the following, with its error.
+pub fn follow(
+    path: &Path,
+    wanted: &Wanted,
+    mut update: impl FnMut(Update) -> Option<()>,
+) -> Result<(), crate::IngestError> {
+    let path: PathBuf = path.to_owned();
+    let mut last_len = file_len(&path);
+    let mut last_growth = Instant::now();
+    let mut wait = FOLLOW_INTERVAL;
+    loop {
+        std::thread::sleep(wait);
+        let len = file_len(&path);
+        if len != last_len {
+            last_growth = Instant::now();
+        }
+        let input = TraceInput::open(&path)?;
+        let clean_end = input.metadata.end.is_some();
+        let gone = !input
+            .metadata
+            .process
+            .as_ref()
+            .is_some_and(|p| process_alive(p.pid));
+        let ended = clean_end || (gone && last_growth.elapsed() >= SETTLE);
+        if len == last_len && !ended {
+            wait = FOLLOW_INTERVAL;
+            continue;
+        }
+        last_len = len;
+        let started = Instant::now();
+        let mut inputs = vec![input];
+        let mut symbols = vec![StackSymbols::new(&inputs[0].metadata)];
+        let models = ingest(&mut inputs, &mut symbols, wanted.clone(), &NoProgress);
+        let took = started.elapsed();
+        // Never read more often than reading takes: half the time stays the program's.
+        wait = FOLLOW_INTERVAL.max(took);
+        let more = update(Update {
+            input: inputs.remove(0),
+            symbols: symbols.remove(0),
+            models,
+            running: !ended,
+            took,
+        });
+        if ended || more.is_none() {
+            return Ok(());
+        }
+    }
+}
+
+fn file_len(path: &Path) -> u64 {
+    std::fs::metadata(path).map_or(0, |m| m.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_is_alive_and_pid_zero_is_not() {
+        assert!(process_alive(std::process::id()));
+        assert!(!process_alive(0));
+    }
+}

@@ -68,9 +68,15 @@ impl Sampling {
 
     /// The sentence every output prints about a sampled trace.
     pub fn note(&self) -> String {
+        // The interval exactly, as users give it (`512K` is `512 KiB`, not `512.0 KiB`).
+        let r = self.mean_interval_bytes;
+        let interval = match r {
+            _ if r.is_multiple_of(1 << 20) => format!("{} MiB", r >> 20),
+            _ if r.is_multiple_of(1 << 10) => format!("{} KiB", r >> 10),
+            _ => format_bytes(r),
+        };
         format!(
-            "sampled recording: about one allocation per {} recorded; bytes and counts are unbiased estimates",
-            format_bytes(self.mean_interval_bytes)
+            "sampled recording: about one allocation per {interval} recorded; bytes and counts are unbiased estimates"
         )
     }
 }

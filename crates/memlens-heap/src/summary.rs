@@ -11,7 +11,8 @@
 //!
 //! A sampled trace's allocations each stand for the objects [`Sampling::objects`]
 //! draws (the same as the heap model's): every count and byte figure is then an
-//! unbiased estimate, and a `realloc` is a free and a fresh allocation.
+//! unbiased estimate, and a `realloc` is a free and a fresh allocation. Temporary
+//! allocations are not counted there: a sample does not see the next allocation.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -244,8 +245,10 @@ impl SummaryBuilder {
         match self.live.remove(&addr) {
             Some(old) => {
                 self.s.frees += old.objects;
+                // A sample holds no "next allocation": temporaries are not known.
+                let full = self.sampling.is_none();
                 let last = self.last_alloc(tid);
-                if *last == addr {
+                if *last == addr && full {
                     *last = 0;
                     self.s.temporary += old.objects;
                     self.stack(old.stack).figures.temporary += old.objects;

@@ -19,6 +19,9 @@
 //!
 //! A trace that starts mid-run (`memlens attach`) says so in one sentence
 //! ([`TraceInput::mid_run_note`]), which [`ingest`] adds to every command's notes.
+//! A sampled trace (`memlens record --sample`) makes every model a sampled one
+//! ([`TraceInput::sampling`]): its figures are estimates, which each output says.
+//! [`TraceInput::recorded_line`] is what `memlens record` says of a trace it wrote.
 //!
 //! Architecture invariant: no printing and no policy of its own. Progress goes through
 //! the [`Progress`] trait and damage comes back as values ([`DamageNote`] says it in
@@ -37,6 +40,7 @@ mod input;
 mod mid_run;
 mod pass;
 mod progress;
+mod recorded;
 pub mod reference_import;
 pub mod references;
 mod symbols;

@@ -38,7 +38,7 @@ fn cmdline() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Creates the trace file, writes its process record (and a warning in sampled mode)
+/// Creates the trace file, writes its process record (and the sampling record in sampled mode)
 /// and appends its path to `$MEMLENS_MANIFEST` when set. The error is one sentence.
 pub fn open_trace(options: &Options, start: Instant) -> Result<Sink, String> {
     let path = output_path(options);
@@ -73,12 +73,10 @@ pub fn open_trace(options: &Options, start: Instant) -> Result<Sink, String> {
     };
     let written = sink.meta(&Meta::Process(process)).and_then(|()| {
         if options.interval > 0 {
-            sink.meta(&Meta::Warning {
-                t: 0,
-                message: format!(
-                    "sampled recording: about one allocation per {} bytes was recorded (JVMTI heap sampling), so counts and sizes are those of the samples",
-                    options.interval
-                ),
+            // JVMTI heap sampling is the native recorder's Poisson sampling by bytes
+            // (JEP 331): the same record, so every command weighs the samples alike.
+            sink.meta(&Meta::Sampling {
+                mean_interval_bytes: u64::from(options.interval),
             })?;
         }
         if !options.frees {

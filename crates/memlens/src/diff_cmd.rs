@@ -38,6 +38,17 @@ pub fn run(args: DiffArgs) -> Result<i32> {
     let new = read::read(vec![read::open(&args.new)?], Wanted::heap_at(Vec::new()));
     let diff =
         memlens_heap::diff_runs(base.heap(), new.heap(), &classifiers).map_err(heap_args::usage)?;
+    // A sampled run's groups are estimates: say so (on stderr beside JSON).
+    for (path, run) in [(&args.base, &base), (&args.new, &new)] {
+        if let Some(note) = run.inputs[0].sampling().map(|s| s.note()) {
+            let line = format!("{}: {note}", path.display());
+            if args.json {
+                eprintln!("memlens: note: {line}")
+            } else {
+                println!("{line}")
+            }
+        }
+    }
     if args.json {
         println!("{}", diff_to_json(&diff, args.top));
     } else {

@@ -17,7 +17,6 @@ use memlens_record::{
 };
 
 use crate::UsageError;
-use memlens_heap::{format_bytes, format_duration};
 
 /// Arguments of `memlens record`.
 #[derive(clap::Args)]
@@ -214,33 +213,13 @@ fn report(outcome: &RecordOutcome) {
             eprintln!("memlens: wrote {}", path.display());
             continue;
         };
-        let md = &input.metadata;
-        let name = md
-            .process
-            .as_ref()
-            .map(|p| format!("{} (pid {})", p.exe, p.pid))
-            .unwrap_or_default();
-        // The recorder's own totals (the events are not read back); a run that did not
-        // end cleanly has none.
-        let line = match md.totals {
-            Some(t) => format!(
-                "{} allocations ({} requested), {} frees, {} reallocations in {}",
-                t.allocations,
-                format_bytes(t.requested_bytes),
-                t.frees,
-                t.reallocations,
-                format_duration(md.end.as_ref().map_or(0, |e| e.0).max(md.last_time))
-            ),
-            None => "the run did not end cleanly; `memlens summary` reads what was written".into(),
-        };
-        eprintln!("memlens: wrote {} — {name}: {line}", path.display());
-        for (_, w) in &md.warnings {
-            eprintln!("memlens: warning: {w}");
-        }
-        if md.totals.is_some_and(|t| t.allocations == 0) || md.event_records == 0 {
-            eprintln!(
-                "memlens: warning: no allocation was recorded; the program may use a statically linked allocator (jemalloc, mimalloc, …) that LD_PRELOAD cannot see"
-            );
+        eprintln!(
+            "memlens: wrote {} — {}",
+            path.display(),
+            input.recorded_line()
+        );
+        for note in input.recorded_notes() {
+            eprintln!("memlens: {note}");
         }
     }
     for note in [outcome.more_traces(SHOWN), outcome.unfollowed_note()] {

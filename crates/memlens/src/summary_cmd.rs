@@ -124,11 +124,14 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
             s.peak_allocations,
             format_duration(s.peak_time_ns)
         );
+        let temporary = match sampling {
+            Some(_) => "temporary allocations not known (sampled)".to_owned(),
+            None => format!("{} temporary allocations", s.temporary),
+        };
         println!(
-            "  leaked at exit {} in {} blocks; {} temporary allocations",
+            "  leaked at exit {} in {} blocks; {temporary}",
             format_bytes(s.leaked_bytes),
             s.leaked_allocations,
-            s.temporary
         );
         if let Some(mapped) = read.models.mapped {
             println!("  {mapped}");

@@ -352,7 +352,7 @@ fn output_exit_status_threads_and_gc_marks() {
     // Sampled mode records far fewer allocations and says so.
     let (sampled, strace) = record_java(
         dir.path(),
-        &["--java-sample", "65536"],
+        &["--sample", "64K"],
         "sampled.mlens",
         &["com.example.exit.ExitCode"],
     );
@@ -365,7 +365,15 @@ fn output_exit_status_threads_and_gc_marks() {
         allocs(&sdump),
         allocs(&dump)
     );
-    assert!(sdump.contains("sampled recording"), "no sampling warning");
+    assert!(
+        sdump.contains("sampling mean_interval_bytes=65536"),
+        "no sampling record"
+    );
+    let summary = memlens_ok(&["summary", strace.to_str().expect("UTF-8 path")]);
+    assert!(
+        summary.contains("bytes and counts are unbiased estimates"),
+        "{summary}"
+    );
 }
 
 #[test]

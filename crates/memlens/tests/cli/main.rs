@@ -24,6 +24,7 @@ mod processes;
 mod real_programs;
 mod robustness;
 mod same_site;
+mod sampling;
 mod scale;
 mod sites;
 mod viewer_live;

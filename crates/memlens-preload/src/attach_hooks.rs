@@ -117,15 +117,7 @@ unsafe extern "C" fn attached_dlopen(file: *const c_char, mode: c_int) -> *mut c
 
 /// `dlclose`: forgets the unloaded modules' slots, and records the module map.
 unsafe extern "C" fn attached_dlclose(handle: *mut c_void) -> c_int {
-    let p = REAL_DLCLOSE.load(Ordering::Acquire);
-    if p == 0 {
-        return -1;
-    }
-    // SAFETY: the program's dlclose.
-    let f: unsafe extern "C" fn(*mut c_void) -> c_int =
-        unsafe { core::mem::transmute::<usize, _>(p) };
-    // SAFETY: forwarding.
-    let r = unsafe { f(handle) };
+    let r = lifecycle::forward_dlclose(&REAL_DLCLOSE, handle);
     got::forget_unloaded();
     if ATTACHED.load(Ordering::Acquire) {
         lifecycle::modules_changed();

@@ -463,18 +463,23 @@ pub unsafe extern "C" fn dlopen(file: *const c_char, mut mode: c_int) -> *mut c_
     handle
 }
 
-/// `dlclose`: records the new module map.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn dlclose(handle: *mut c_void) -> c_int {
-    let p = REAL_DLCLOSE.load(Ordering::Acquire);
+/// Calls the `dlclose` whose address `slot` holds (-1 while it is not resolved).
+pub(crate) fn forward_dlclose(slot: &AtomicUsize, handle: *mut c_void) -> c_int {
+    let p = slot.load(Ordering::Acquire);
     if p == 0 {
         return -1;
     }
-    // SAFETY: the resolved dlclose.
+    // SAFETY: `slot` holds the address of a dlclose.
     let f: unsafe extern "C" fn(*mut c_void) -> c_int =
         unsafe { core::mem::transmute::<usize, _>(p) };
     // SAFETY: forwarding.
-    let r = unsafe { f(handle) };
+    unsafe { f(handle) }
+}
+
+/// `dlclose`: records the new module map.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlclose(handle: *mut c_void) -> c_int {
+    let r = forward_dlclose(&REAL_DLCLOSE, handle);
     modules_changed();
     r
 }

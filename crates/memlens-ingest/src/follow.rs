@@ -63,22 +63,26 @@ pub fn follow(
     let mut last_len = file_len(&path);
     let mut last_growth = Instant::now();
     let mut wait = FOLLOW_INTERVAL;
+    let mut pid: Option<u32> = None;
     loop {
         std::thread::sleep(wait);
+        wait = FOLLOW_INTERVAL;
         let len = file_len(&path);
-        if len != last_len {
+        let grew = len != last_len;
+        if grew {
             last_growth = Instant::now();
         }
+        // An unchanged trace of a live process is not opened again.
+        let quiet = last_growth.elapsed() >= SETTLE;
+        let maybe_gone = quiet && !pid.is_some_and(process_alive);
+        if !grew && !maybe_gone {
+            continue;
+        }
         let input = TraceInput::open(&path)?;
-        let clean_end = input.metadata.end.is_some();
-        let gone = !input
-            .metadata
-            .process
-            .as_ref()
-            .is_some_and(|p| process_alive(p.pid));
-        let ended = clean_end || (gone && last_growth.elapsed() >= SETTLE);
-        if len == last_len && !ended {
-            wait = FOLLOW_INTERVAL;
+        pid = input.metadata.process.as_ref().map(|p| p.pid);
+        let gone = !pid.is_some_and(process_alive);
+        let ended = input.metadata.end.is_some() || (gone && quiet);
+        if !grew && !ended {
             continue;
         }
         last_len = len;

@@ -131,7 +131,7 @@ pub fn run(args: ViewArgs) -> Result<i32> {
     args.serve.check()?;
     let base = args.base.as_deref().map(read_base).transpose()?;
     let lenses = Lenses::read(&args.file, &args.more, args.points, &args.by, true, base)?;
-    if memlens_ingest::follow::still_written(&lenses.read.inputs[0]) {
+    if lenses.growing {
         return follow(args, lenses);
     }
     let status = lenses.read.finish();
@@ -182,6 +182,8 @@ pub(crate) struct Lenses {
     pub info: RunInfo,
     /// The lenses in tab order: heap evolution, cache, allocation map.
     pub lenses: Vec<Arc<dyn LensApi>>,
+    /// Whether FILE is still being written (decided once, as the lenses were chosen).
+    pub growing: bool,
 }
 
 impl Lenses {
@@ -251,7 +253,12 @@ impl Lenses {
             lenses.push(pending.clone());
             std::thread::spawn(move || read::alloc_lens(&paths, &pending));
         }
-        Ok(Lenses { read, info, lenses })
+        Ok(Lenses {
+            read,
+            info,
+            lenses,
+            growing,
+        })
     }
 }
 

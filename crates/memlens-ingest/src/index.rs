@@ -38,8 +38,9 @@ use crate::input::TraceInput;
 /// The version of this file layout and of what the model in it means: bumped when
 /// the layout changes or when symbolizing names frames differently (2: unnamed
 /// frames are labelled `0x… (in module+0x…)`, and the trace's `--wrapper` patterns
-/// apply), so an index built by an older memlens is rebuilt, never trusted.
-const INDEX_VERSION: u32 = 2;
+/// apply; 3: inlined frames of Rust's standard library are told by their source
+/// file), so an index built by an older memlens is rebuilt, never trusted.
+const INDEX_VERSION: u32 = 3;
 const MAGIC: &[u8; 8] = b"MLIDX\r\n\x1a";
 const HEADER_LEN: usize = 72;
 /// The index file's extension, appended to the trace's name.

@@ -145,6 +145,9 @@ pub fn capture(
         asm!("mov {}, rbp", out(reg) fp, options(nomem, nostack, preserves_flags));
         asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags));
     }
+    // Every frame of the walk lies above the current stack pointer: nothing below it
+    // is read, whatever the thread's recorded bounds say.
+    let stack_lo = stack_lo.max(sp);
     let in_stack = |a: usize| readable(a, 16, stack_lo, stack_hi);
     let mut read_stack = |addr: u64| -> Result<u64, ()> {
         let a = addr as usize;

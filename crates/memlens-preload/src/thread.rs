@@ -101,7 +101,24 @@ pub fn set_current(value: *mut c_void) {
     }
 }
 
-fn stack_bounds() -> (usize, usize) {
+/// The calling thread's stack, `[lo, hi)`. The main thread's comes from the
+/// loader's `__libc_stack_end` and the stack limit, never from
+/// `pthread_getattr_np`: for the main thread glibc reads `/proc/self/maps` with
+/// `fopen` while holding the thread's lock, so a program whose first allocation
+/// happens inside its own `pthread_getattr_np` call (every Rust program: the
+/// runtime asks for the main thread's stack guard before `main`) would deadlock
+/// here asking again.
+fn stack_bounds(tid: u32) -> (usize, usize) {
+    // SAFETY: getpid has no preconditions.
+    if tid == unsafe { libc::getpid() } as u32 {
+        let (lo, hi) = main_stack_bounds();
+        // A child forked by another thread runs on that thread's stack, which glibc
+        // knows without reading `/proc/self/maps`.
+        let here = core::ptr::addr_of!(lo) as usize;
+        if (lo..hi).contains(&here) {
+            return (lo, hi);
+        }
+    }
     // SAFETY: standard attribute query for the calling thread.
     unsafe {
         let mut attr: libc::pthread_attr_t = core::mem::zeroed();
@@ -116,6 +133,38 @@ fn stack_bounds() -> (usize, usize) {
     }
 }
 
+unsafe extern "C" {
+    /// The stack pointer at the program's entry, set by the loader (ld.so exports it).
+    static __libc_stack_end: *mut c_void;
+}
+
+/// The largest main-thread stack assumed when its limit is unlimited.
+const UNLIMITED_STACK: usize = 1 << 30;
+
+/// The main thread's stack: from the stack limit below the entry's stack pointer up
+/// to the page holding it (above it lie only the arguments and the environment).
+fn main_stack_bounds() -> (usize, usize) {
+    // SAFETY: the loader sets `__libc_stack_end` before any code of the program runs.
+    let end = unsafe { __libc_stack_end } as usize;
+    if end == 0 {
+        return (0, 0);
+    }
+    let hi = (end | 4095) + 1;
+    let mut limit: libc::rlimit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct we own.
+    let size = if unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut limit) } == 0
+        && limit.rlim_cur != libc::RLIM_INFINITY
+    {
+        (limit.rlim_cur as usize).min(UNLIMITED_STACK)
+    } else {
+        UNLIMITED_STACK
+    };
+    (hi.saturating_sub(size), hi)
+}
+
 /// Creates the calling thread's state, hands it to `register` (which makes
 /// it known to the writer) before the thread can record into it, and returns
 /// it; null when it cannot (out of memory). The key must read null on entry.
@@ -127,7 +176,7 @@ pub fn create(register: impl FnOnce(*mut ThreadState)) -> *mut ThreadState {
     };
     // SAFETY: gettid has no preconditions.
     let tid = unsafe { libc::syscall(libc::SYS_gettid) } as u32;
-    let (stack_lo, stack_hi) = stack_bounds();
+    let (stack_lo, stack_hi) = stack_bounds(tid);
     let state = Box::into_raw(Box::new(ThreadState {
         ring,
         tid,

@@ -12,12 +12,14 @@
 //!    `libmemlens_jvmti.so`).
 //! 2. **Loader**: a frame in `ld-linux*.so`/`ld-*.so`, or a `_dl_` function.
 //! 3. **Allocator**: the malloc family, C++ `operator new`/`delete`, Rust's allocator
-//!    shims, the allocation wrappers of well-known programs and libraries (Perl,
+//!    shims and the allocating code of its standard library (by source file, since
+//!    its inlined frames have bare names), the allocation wrappers of well-known programs and libraries (Perl,
 //!    SQLite, GLib, CPython, GNU `xmalloc`, the C++ standard allocators) and the
 //!    user's own `--wrapper` patterns.
 //! 4. **Runtime**: libc, libstdc++, libc++, libgcc, libpthread and libm; C++ standard
 //!    library internals (`std::`, `__gnu_cxx::`, `__cxa_`, code inlined from
-//!    `/usr/include/`); Rust's `core`, `alloc` and `std`; the Java platform's classes;
+//!    `/usr/include/`); Rust's `core`, `alloc` and `std` (by name, or by a source file
+//!    of its standard library); the Java platform's classes;
 //!    the C start-up code (`_start`, `__libc_start_main`).
 //! 5. **Library**: any other shared object than the main executable.
 //! 6. **User**: the rest: the main executable, and named frames outside every module
@@ -229,15 +231,18 @@ impl FramePolicy {
         if is_loader_module(module_name) || function.starts_with("_dl_") {
             return FrameKind::Loader;
         }
-        if !function.is_empty()
+        let rust_std = rust_std_source(frame.file);
+        if (!function.is_empty()
             && (ALLOCATOR_PREFIXES.iter().any(|p| function.starts_with(p))
-                || self.wrappers.iter().any(|w| w.matches(function)))
+                || self.wrappers.iter().any(|w| w.matches(function))))
+            || rust_std.is_some_and(|f| RUST_ALLOCATOR_SOURCES.iter().any(|s| f.starts_with(s)))
         {
             return FrameKind::Allocator;
         }
         if RUNTIME_MODULES.iter().any(|m| module_name.starts_with(m))
             || RUNTIME_PREFIXES.iter().any(|p| function.starts_with(p))
             || frame.file.starts_with("/usr/include/")
+            || rust_std.is_some()
         {
             return FrameKind::Runtime;
         }
@@ -246,6 +251,26 @@ impl FramePolicy {
         }
         FrameKind::User
     }
+}
+
+/// Rust's standard library sources, below their `library/` folder, whose code is the
+/// allocator (the global allocator's entry points and `RawVec`'s growth).
+const RUST_ALLOCATOR_SOURCES: &[&str] = &[
+    "alloc/src/alloc.rs",
+    "alloc/src/raw_vec",
+    "std/src/alloc.rs",
+    "std/src/sys/alloc/",
+];
+
+/// The path below `library/` of a source file of Rust's standard library
+/// (`/rustc/<commit>/library/alloc/src/alloc.rs`, or under a toolchain's
+/// `lib/rustlib/src/rust/library/`). Its inlined frames carry a bare name (`alloc`,
+/// `grow_impl`) without the `alloc::` path the name rules look for: the file tells.
+fn rust_std_source(file: &str) -> Option<&str> {
+    let rest = file
+        .strip_prefix("/rustc/")
+        .or_else(|| file.split_once("/rustlib/src/rust/").map(|(_, r)| r))?;
+    rest.split_once("library/").map(|(_, r)| r)
 }
 
 /// `ld-linux-x86-64.so.2`, `ld-2.31.so`, `ld64.so.1`.
@@ -308,6 +333,44 @@ mod tests {
         assert_eq!(
             kind(&p, "_dl_start", "/lib64/ld-linux-x86-64.so.2"),
             FrameKind::Loader
+        );
+    }
+
+    #[test]
+    fn rust_standard_library_frames_with_bare_names_are_told_by_their_file() {
+        let p = FramePolicy::default();
+        let frame = |function: &'static str, file: &str| {
+            p.classify(&FrameFacts {
+                function,
+                file,
+                module: "/bin/app",
+                in_main_executable: true,
+            })
+        };
+        let std = "/rustc/17067e9ac6d7e98f18d4d1bd2e5ed2a1e0e3f1a2/library";
+        for (function, file, want) in [
+            ("alloc", "alloc/src/alloc.rs", FrameKind::Allocator),
+            (
+                "finish_grow<alloc::alloc::Global>",
+                "alloc/src/raw_vec/mod.rs",
+                FrameKind::Allocator,
+            ),
+            ("grow_one", "alloc/src/raw_vec.rs", FrameKind::Allocator),
+            ("push", "alloc/src/vec/mod.rs", FrameKind::Runtime),
+            ("to_vec", "alloc/src/slice.rs", FrameKind::Runtime),
+            ("args", "std/src/sys/args/unix.rs", FrameKind::Runtime),
+        ] {
+            let path = format!("{std}/{file}");
+            assert_eq!(frame(function, &path), want, "{path}");
+        }
+        let toolchain =
+            "/home/u/.rustup/toolchains/stable/lib/rustlib/src/rust/library/alloc/src/alloc.rs";
+        assert_eq!(frame("alloc", toolchain), FrameKind::Allocator);
+        // The user's own files of the same names stay the user's.
+        assert_eq!(frame("alloc", "/src/app/alloc.rs"), FrameKind::User);
+        assert_eq!(
+            frame("push", "/src/app/library/alloc/src/vec/mod.rs"),
+            FrameKind::User
         );
     }
 

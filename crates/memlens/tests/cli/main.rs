@@ -23,6 +23,7 @@ mod latency;
 mod processes;
 mod real_programs;
 mod robustness;
+mod rust_programs;
 mod same_site;
 mod sampling;
 mod scale;

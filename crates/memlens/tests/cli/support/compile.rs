@@ -1,5 +1,5 @@
-//! Compiling a test program from a C or C++ source string with the system
-//! compiler (`cc` or `c++`).
+//! Compiling a test program from a C, C++ or Rust source string with the system
+//! compiler (`cc` or `c++`) or the toolchain's `rustc`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,15 +24,20 @@ pub enum Lang {
     C,
     /// C++, compiled with `c++`.
     Cxx,
+    /// Rust, compiled with the `rustc` beside the `cargo` running the tests (flags are
+    /// `rustc`'s).
+    Rust,
 }
 
 /// Writes `source` to `dir/<name>.c` (or `.cpp`) and compiles it with
 /// `flags` into `dir/<name>`, which is returned. Flags such as `-shared`
 /// make it a library instead; the output name is then `dir/<name>` as well.
 pub fn compile(dir: &Path, name: &str, lang: Lang, source: &str, flags: &[&str]) -> PathBuf {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_owned());
     let (compiler, ext) = match lang {
         Lang::C => ("cc", "c"),
         Lang::Cxx => ("c++", "cpp"),
+        Lang::Rust => (rustc.as_str(), "rs"),
     };
     let src = dir.join(format!("{name}.{ext}"));
     let out = dir.join(name);

@@ -18,6 +18,9 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxHashMap;
+
+use crate::before_window::BeforeWindow;
 use crate::block::{Block, Latency, mapped_size};
 use crate::ids::{ProcessId, SiteId, ThreadId};
 use crate::mapped::LiveRanges;
@@ -108,17 +111,22 @@ pub struct ReallocEvent {
 pub struct AllocModelBuilder {
     processes: Vec<ProcessInfo>,
     threads: Vec<ThreadInfo>,
-    thread_ids: HashMap<(ProcessId, u32), ThreadId>,
+    thread_ids: FxHashMap<(ProcessId, u32), ThreadId>,
     sites: Vec<SiteInfo>,
-    site_ids: HashMap<String, crate::ids::SiteId>,
+    site_ids: FxHashMap<String, crate::ids::SiteId>,
     blocks: Vec<Block>,
+    /// Each block's allocator latency; empty until the first recorded latency (most
+    /// traces have none), then as long as `blocks`.
     latency: Vec<Latency>,
-    has_latency: bool,
-    live: HashMap<(ProcessId, u64), u32>,
+    live: FxHashMap<(ProcessId, u64), u32>,
     /// Live mappings per process, each with its block.
     mappings: HashMap<ProcessId, LiveRanges<u32>>,
     diagnostics: Diagnostics,
     start: Option<u64>,
+    /// The live blocks before the window starts ([`AllocModelBuilder::start_at`]).
+    before: Option<BeforeWindow>,
+    /// When the window starts, if the model is of a window.
+    window_start: Option<u64>,
 }
 
 impl AllocModelBuilder {
@@ -133,10 +141,35 @@ impl AllocModelBuilder {
         b
     }
 
-    /// Reserves room for about `blocks` blocks.
+    /// Reserves room for about `blocks` blocks. The live set grows as it needs: a table
+    /// sized for every block would make each lookup a cache miss.
     pub fn reserve(&mut self, blocks: usize) {
         self.blocks.reserve(blocks);
-        self.live.reserve(blocks.min(1 << 20));
+    }
+
+    /// Makes the model the run from `t` on: the blocks that die before `t` are not
+    /// kept (only the live set is, until `t`), those live at `t` are, with their true
+    /// allocation times, and the model's run starts at `t`. With
+    /// [`AllocModelBuilder::finish`] at the window's end (feeding no later events),
+    /// the model is the allocation map of a window of a run too large to hold whole.
+    pub fn start_at(&mut self, t: u64) {
+        self.before = Some(BeforeWindow::new(t));
+        self.window_start = Some(t);
+    }
+
+    /// The window starts: the blocks live before it join the model.
+    fn open_window(&mut self) {
+        let Some(before) = self.before.take() else {
+            return;
+        };
+        for (process, block, latency) in before.into_live() {
+            let index = self.blocks.len() as u32;
+            self.blocks.push(block);
+            if latency != Latency::default() || !self.latency.is_empty() {
+                self.latencies()[index as usize] = latency;
+            }
+            self.live.insert((process, block.addr), index);
+        }
     }
 
     /// Adds a recorded process (one trace file).
@@ -205,6 +238,33 @@ impl AllocModelBuilder {
 
     fn note_time(&mut self, t: u64) {
         self.start = Some(self.start.map_or(t, |s| s.min(t)));
+        if self.before.as_ref().is_some_and(|b| t >= b.start) {
+            self.open_window();
+        }
+    }
+
+    /// Ends the live block of `process` at `addr`, if any, at `t`.
+    fn end_live(
+        &mut self,
+        process: ProcessId,
+        addr: u64,
+        t: u64,
+        site: SiteId,
+        latency: Option<u32>,
+    ) {
+        let found = match self.before.as_mut() {
+            Some(before) => before.end(process, addr),
+            None => match self.live.remove(&(process, addr)) {
+                Some(index) => {
+                    self.end_block(index, t, site, latency);
+                    true
+                }
+                None => false,
+            },
+        };
+        if !found {
+            self.diagnostics.unknown_frees += 1;
+        }
     }
 
     fn end_block(&mut self, index: u32, t: u64, site: SiteId, latency_ns: Option<u32>) {
@@ -213,23 +273,36 @@ impl AllocModelBuilder {
         b.freed = true;
         b.free_site = site;
         if let Some(l) = latency_ns {
-            self.latency[index as usize].free_ns = Some(l);
-            self.has_latency = true;
+            self.latencies()[index as usize].free_ns = Some(l);
         }
     }
 
+    /// The latency column, made as long as the blocks on first use.
+    fn latencies(&mut self) -> &mut Vec<Latency> {
+        self.latency.resize(self.blocks.len(), Latency::default());
+        &mut self.latency
+    }
+
     fn begin_block(&mut self, process: ProcessId, block: Block, latency_ns: Option<u32>) {
+        if let Some(before) = self.before.as_mut() {
+            let latency = Latency {
+                alloc_ns: latency_ns,
+                free_ns: None,
+            };
+            if before.begin(process, block, latency) {
+                self.diagnostics.reused_live_addresses += 1;
+            }
+            return;
+        }
         if let Some(old) = self.live.remove(&(process, block.addr)) {
             self.diagnostics.reused_live_addresses += 1;
             self.end_block(old, block.t_alloc, SiteId::UNKNOWN, None);
         }
         let index = self.blocks.len() as u32;
         self.blocks.push(block);
-        self.latency.push(Latency {
-            alloc_ns: latency_ns,
-            free_ns: None,
-        });
-        self.has_latency |= latency_ns.is_some();
+        if latency_ns.is_some() || !self.latency.is_empty() {
+            self.latencies()[index as usize].alloc_ns = latency_ns;
+        }
         self.live.insert((process, block.addr), index);
     }
 
@@ -261,10 +334,7 @@ impl AllocModelBuilder {
             return;
         };
         self.note_time(e.t);
-        match self.live.remove(&(process, e.addr)) {
-            Some(index) => self.end_block(index, e.t, e.site, e.latency_ns),
-            None => self.diagnostics.unknown_frees += 1,
-        }
+        self.end_live(process, e.addr, e.t, e.site, e.latency_ns);
     }
 
     /// Records a reallocation: ends the old block, begins the new one.
@@ -273,10 +343,7 @@ impl AllocModelBuilder {
             return;
         };
         self.note_time(e.t);
-        match self.live.remove(&(process, e.old_addr)) {
-            Some(index) => self.end_block(index, e.t, e.site, None),
-            None => self.diagnostics.unknown_frees += 1,
-        }
+        self.end_live(process, e.old_addr, e.t, e.site, None);
         let block = Block {
             t_alloc: e.t,
             t_free: u64::MAX,
@@ -308,7 +375,9 @@ impl AllocModelBuilder {
             mapping: true,
             ..like
         });
-        self.latency.push(Latency::default());
+        if !self.latency.is_empty() {
+            self.latencies();
+        }
         self.mappings
             .entry(process)
             .or_default()
@@ -372,7 +441,8 @@ impl AllocModelBuilder {
     /// Ends the run at `end_ns` (blocks still live end there), finds the bins of the
     /// real run and indexes the blocks.
     pub fn finish(mut self, end_ns: u64) -> AllocModel {
-        let start = self.start.unwrap_or(0).min(end_ns);
+        self.open_window();
+        let start = self.window_start.or(self.start).unwrap_or(0).min(end_ns);
         let end = self
             .blocks
             .iter()
@@ -385,7 +455,11 @@ impl AllocModelBuilder {
                 b.t_free = end;
             }
         }
-        let latency = self.has_latency.then_some(self.latency);
+        let latency = (!self.latency.is_empty()).then(|| {
+            let mut l = self.latency;
+            l.resize(self.blocks.len(), Latency::default());
+            l
+        });
         AllocModel::from_real_run(
             self.blocks,
             latency,

@@ -21,6 +21,9 @@ use crate::bin::Bin;
 use crate::block::Block;
 use crate::ids::BinId;
 
+/// Below this many blocks the index sorts its cells on one thread.
+const PARALLEL_SORT_MIN: usize = 1 << 16;
+
 /// One block as the rasterizer reads it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct IndexRec {
@@ -120,15 +123,34 @@ impl TimeAddrIndex {
             fill[c] += 1;
         }
         let mut max_end = vec![0u64; n];
-        for c in 0..cells {
-            let (a, b) = (cell_start[c] as usize, cell_start[c + 1] as usize);
-            let cell = &mut recs[a..b];
-            cell.sort_unstable_by_key(|r| (r.y0, r.t0, r.id));
-            let mut m = 0;
-            for (j, r) in cell.iter().enumerate() {
-                m = m.max(r.y1);
-                max_end[a + j] = m;
+        // Two halves of the cells (by records) sorted on two threads: each cell is
+        // independent, and the result does not depend on how they are shared out.
+        let split = cell_start
+            .partition_point(|&s| (s as usize) < n / 2)
+            .min(cells);
+        let at = cell_start[split] as usize;
+        let (recs_a, recs_b) = recs.split_at_mut(at);
+        let (max_a, max_b) = max_end.split_at_mut(at);
+        let sort_cells = |recs: &mut [IndexRec], max_end: &mut [u64], cells: &[u32], base: u32| {
+            for w in cells.windows(2) {
+                let (a, b) = ((w[0] - base) as usize, (w[1] - base) as usize);
+                let cell = &mut recs[a..b];
+                cell.sort_unstable_by_key(|r| (r.y0, r.t0, r.id));
+                let mut m = 0;
+                for (j, r) in cell.iter().enumerate() {
+                    m = m.max(r.y1);
+                    max_end[a + j] = m;
+                }
             }
+        };
+        if n >= PARALLEL_SORT_MIN {
+            std::thread::scope(|scope| {
+                scope.spawn(|| sort_cells(recs_b, max_b, &cell_start[split..=cells], at as u32));
+                sort_cells(recs_a, max_a, &cell_start[..=split], 0);
+            });
+        } else {
+            sort_cells(recs_a, max_a, &cell_start[..=split], 0);
+            sort_cells(recs_b, max_b, &cell_start[split..=cells], at as u32);
         }
         let bounds = recs
             .iter()

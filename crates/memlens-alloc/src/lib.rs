@@ -48,6 +48,7 @@
 
 pub mod axis;
 pub mod bars;
+mod before_window;
 pub mod bin;
 pub mod block;
 pub mod builder;

@@ -35,12 +35,15 @@ pub struct Diagnostics {
     pub reused_live_addresses: u64,
     /// Events naming a thread the builder was not given: ignored.
     pub unknown_threads: u64,
+    /// Sentences the model's reader added ([`AllocModel::add_note`]), such as which
+    /// window of the run the model holds.
+    pub notes: Vec<String>,
 }
 
 impl Diagnostics {
     /// One sentence per kind of repair.
     pub fn messages(&self) -> Vec<String> {
-        let mut out = Vec::new();
+        let mut out = self.notes.clone();
         if self.unknown_frees > 0 {
             out.push(format!(
                 "{} frees of addresses that were not allocated in the trace were ignored",
@@ -105,14 +108,16 @@ impl AllocModel {
         diagnostics: Diagnostics,
         run: (u64, u64),
     ) -> AllocModel {
-        let mut order: Vec<u32> = (0..blocks.len() as u32).collect();
-        order.sort_by_key(|&i| {
-            let b = &blocks[i as usize];
-            (b.t_alloc, b.addr)
-        });
-        blocks = order.iter().map(|&i| blocks[i as usize]).collect();
-        if let Some(l) = latency.as_mut() {
-            *l = order.iter().map(|&i| l[i as usize]).collect();
+        // Events arrive in time order, so the blocks usually already are: reordering
+        // them (a permutation and a copy of every block) only when they are not.
+        let key = |b: &Block| (b.t_alloc, b.addr);
+        if !blocks.is_sorted_by_key(key) {
+            let mut order: Vec<u32> = (0..blocks.len() as u32).collect();
+            order.sort_by_key(|&i| key(&blocks[i as usize]));
+            blocks = order.iter().map(|&i| blocks[i as usize]).collect();
+            if let Some(l) = latency.as_mut() {
+                *l = order.iter().map(|&i| l[i as usize]).collect();
+            }
         }
         let process_of: Vec<ProcessId> = blocks
             .iter()
@@ -227,6 +232,12 @@ impl AllocModel {
     /// The process of a thread.
     pub fn process_of(&self, thread: ThreadId) -> ProcessId {
         self.threads[thread.index()].process
+    }
+
+    /// Adds a sentence for the user to the model's diagnostics (every view of the
+    /// model shows them).
+    pub fn add_note(&mut self, note: String) {
+        self.diagnostics.notes.push(note);
     }
 
     /// What the builder repaired.

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use memlens_alloc::{
     AllocEvent, AllocModelBuilder, FreeEvent, MapEvent, ProcessId, ProcessInfo, ReallocEvent,
-    SiteId, UnmapEvent,
+    SiteId, ThreadId, UnmapEvent,
 };
 use memlens_trace::{Event, MapChange, Metadata, StackId};
 use rustc_hash::FxHashMap;
@@ -30,6 +30,9 @@ pub(crate) struct AllocFeed {
     process: ProcessId,
     offset: u64,
     sites: FxHashMap<u32, SiteId>,
+    threads: FxHashMap<u32, ThreadId>,
+    /// The last thread looked up (events come in runs of one thread).
+    last_thread: Option<(u32, ThreadId)>,
 }
 
 impl AllocFeed {
@@ -46,6 +49,8 @@ impl AllocFeed {
             process,
             offset,
             sites: FxHashMap::default(),
+            threads: FxHashMap::default(),
+            last_thread: None,
         }
     }
 
@@ -64,7 +69,7 @@ impl AllocFeed {
         latency_ns: Option<u32>,
     ) {
         let offset = self.offset;
-        let thread = builder.thread(self.process, event.tid(), md.thread_name(event.tid()));
+        let thread = self.thread(builder, md, event.tid());
         match *event {
             Event::Alloc {
                 t,
@@ -126,7 +131,7 @@ impl AllocFeed {
         let offset = self.offset;
         match *change {
             MapChange::Map(m) => {
-                let thread = builder.thread(self.process, m.tid, md.thread_name(m.tid));
+                let thread = self.thread(builder, md, m.tid);
                 let site = self.site_of(builder, md, symbols, m.stack);
                 builder.map(MapEvent {
                     t: m.t + offset,
@@ -137,7 +142,7 @@ impl AllocFeed {
                 });
             }
             MapChange::Unmap(u) => {
-                let thread = builder.thread(self.process, u.tid, md.thread_name(u.tid));
+                let thread = self.thread(builder, md, u.tid);
                 builder.unmap(UnmapEvent {
                     t: u.t + offset,
                     thread,
@@ -146,6 +151,21 @@ impl AllocFeed {
                 });
             }
         }
+    }
+
+    /// The builder's thread of `tid`, named from the process stream, found once.
+    fn thread(&mut self, builder: &mut AllocModelBuilder, md: &Metadata, tid: u32) -> ThreadId {
+        if let Some((last, id)) = self.last_thread
+            && last == tid
+        {
+            return id;
+        }
+        let id = *self
+            .threads
+            .entry(tid)
+            .or_insert_with(|| builder.thread(self.process, tid, md.thread_name(tid)));
+        self.last_thread = Some((tid, id));
+        id
     }
 
     fn site_of(

@@ -32,6 +32,7 @@
 #![deny(missing_docs)]
 
 mod alloc_feed;
+mod alloc_plan;
 mod damage;
 pub mod follow;
 mod heap_feed;
@@ -46,6 +47,7 @@ pub mod references;
 mod symbols;
 mod visit;
 
+pub use alloc_plan::{DEFAULT_BUDGET, MEMORY_VARIABLE, timeline_end};
 pub use damage::DamageNote;
 pub use heap_feed::GRID_LINES;
 pub use index::{INDEX_EXTENSION, index_path};

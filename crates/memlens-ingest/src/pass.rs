@@ -12,6 +12,7 @@ use memlens_heap::{HeapModel, Sampling, format_bytes, format_duration};
 use memlens_trace::{AllocFn, Event, EventStream, MapChange, Metadata};
 
 use crate::alloc_feed::AllocFeed;
+use crate::alloc_plan;
 use crate::heap_feed::HeapFeed;
 use crate::index::{self, Lookup};
 use crate::input::TraceInput;
@@ -29,6 +30,10 @@ pub struct Wanted {
     pub heap_instants: Vec<u64>,
     /// The allocation-map model of all traces.
     pub alloc: bool,
+    /// The window `[from, to)` (ns on the allocation map's timeline) the allocation
+    /// map reads when the whole run does not fit in memory (`render alloc --time`);
+    /// without it, the last stretch of the run that fits.
+    pub alloc_window: Option<(u64, u64)>,
     /// The streaming summary and allocator latencies of the first trace.
     pub summary: bool,
     /// The trace is still being written ([`follow`](crate::follow)): its index is
@@ -153,19 +158,33 @@ pub fn ingest(
             Lookup::Rejected(why) => models.notes.push(why),
         }
     }
-    let origin = inputs
+    let offsets = alloc_plan::clock_offsets(inputs);
+    // One block per allocation and reallocation: counted by the recorder's totals when
+    // it wrote them, else about half the events.
+    let blocks: u64 = inputs
         .iter()
-        .filter_map(|i| i.metadata.process.as_ref().map(|p| p.start_unix_ns))
-        .min()
-        .unwrap_or(0);
-    let total: u64 = inputs.iter().map(|i| i.metadata.event_records).sum();
-    let fits = !wanted.alloc
-        || alloc_map_fits(total / 2, available_memory())
-            .map_err(|why| models.notes.push(why))
-            .is_ok();
-    let mut alloc = (wanted.alloc && fits).then(|| {
+        .map(|i| match &i.metadata.totals {
+            Some(t) => t.allocations + t.reallocations,
+            None => i.metadata.event_records / 2,
+        })
+        .sum();
+    let plan = wanted.alloc.then(|| {
+        let run_end = alloc_plan::timeline_end(inputs);
+        let (budget, why) = alloc_plan::memory_budget();
+        models.notes.extend(why);
+        alloc_plan::plan(blocks, run_end, wanted.alloc_window, budget)
+    });
+    let alloc_until = plan
+        .as_ref()
+        .and_then(|p| p.window)
+        .map_or(u64::MAX, |w| w.1);
+    let window_note = plan.as_ref().and_then(|p| p.note.clone());
+    let mut alloc = plan.map(|plan| {
         let mut builder = AllocModelBuilder::new();
-        builder.reserve((total / 2) as usize);
+        builder.reserve(plan.blocks as usize);
+        if let Some((from, _)) = plan.window {
+            builder.start_at(from);
+        }
         builder
     });
     let mut alloc_end = 0u64;
@@ -175,13 +194,13 @@ pub fn ingest(
         let mut heap =
             (first && heap_wanted).then(|| HeapFeed::new(md, names, &wanted.heap_instants));
         let mut summary = (first && wanted.summary).then(|| SummaryFeed::new(md));
-        let mut alloc_feed = alloc.as_mut().map(|b| {
-            let offset = md
-                .process
-                .as_ref()
-                .map_or(0, |p| p.start_unix_ns.saturating_sub(origin));
-            AllocFeed::new(b, md, input.file.path(), offset)
-        });
+        let mut alloc_feed = alloc
+            .as_mut()
+            .map(|b| AllocFeed::new(b, md, input.file.path(), offsets[n]));
+        // The allocation map's window ends here on this trace's clock.
+        let alloc_until = alloc_feed
+            .as_ref()
+            .map_or(0, |f| alloc_until.saturating_sub(f.offset()));
         if heap.is_none() && summary.is_none() && alloc_feed.is_none() {
             continue;
         }
@@ -204,17 +223,22 @@ pub fn ingest(
             if let Some(summary) = summary.as_mut() {
                 summary.event(&event, latency);
             }
-            if let (Some(feed), Some(builder)) = (alloc_feed.as_mut(), alloc.as_mut()) {
+            if let (Some(feed), Some(builder)) = (alloc_feed.as_mut(), alloc.as_mut())
+                && event.time() < alloc_until
+            {
                 while let Some(change) = mappings.next_if(|m| m.time() <= event.time()) {
                     feed.mapping(builder, md, names, change);
                 }
                 feed.event(builder, md, names, &event, latency);
+            } else if heap.is_none() && summary.is_none() {
+                // Past the allocation map's window, and nothing else to build.
+                break;
             }
             ticks.event(&stream, progress);
         }
         progress.finish();
         if let (Some(feed), Some(builder)) = (alloc_feed.as_mut(), alloc.as_mut()) {
-            for change in mappings {
+            for change in mappings.take_while(|m| m.time() < alloc_until) {
                 feed.mapping(builder, md, names, change);
             }
         }
@@ -240,42 +264,19 @@ pub fn ingest(
             models.mapped = MappedPeak::of(md);
         }
         if let Some(feed) = alloc_feed {
-            alloc_end = alloc_end.max(md.last_time.saturating_add(feed.offset()));
+            let end = md.last_time.min(alloc_until);
+            alloc_end = alloc_end.max(end.saturating_add(feed.offset()));
         }
     }
-    models.alloc = alloc.map(|b| b.finish(alloc_end));
+    models.alloc = alloc.map(|b| {
+        let mut model = b.finish(alloc_end);
+        // The model says which window it holds: every view of it shows the sentence.
+        if let Some(note) = window_note {
+            model.add_note(note);
+        }
+        model
+    });
     models
-}
-
-/// Whether the allocation map of about `blocks` blocks fits in `available` bytes of
-/// memory (with a quarter kept free), or the sentence saying it does not. The map holds
-/// every block in memory until its tile pyramid moves to the index; the heap lens,
-/// `tree` and `growth` do not need it.
-fn alloc_map_fits(blocks: u64, available: Option<u64>) -> Result<(), String> {
-    let need = blocks.saturating_mul(BYTES_PER_BLOCK);
-    match available {
-        Some(available) if need > available / 4 * 3 => Err(format!(
-            "the allocation map of about {blocks} blocks would need about {} of memory and {} \
-             is available; it is left out (heap evolution, `tree`, `growth` and `summary` \
-             read any size)",
-            format_bytes(need),
-            format_bytes(available)
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// The memory the allocation map's model, its spatial index and the viewer's colour
-/// caches take per block, measured on alloc-bench (`render alloc`: ~130 bytes; the
-/// viewer: ~180).
-const BYTES_PER_BLOCK: u64 = 200;
-
-/// The kernel's estimate of the memory available without swapping (`MemAvailable`).
-fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
 }
 
 /// The streaming summary with allocator latencies per function.
@@ -344,19 +345,5 @@ impl SummaryFeed {
     fn finish(mut self, end_ns: u64) -> (Summary, LatencyTable) {
         self.builder.end(end_ns);
         (self.builder.finish(), self.latency)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_allocation_map_is_left_out_when_it_would_not_fit() {
-        assert_eq!(alloc_map_fits(1_000_000, Some(16 << 30)), Ok(()));
-        assert_eq!(alloc_map_fits(500_000_000, None), Ok(()));
-        let why = alloc_map_fits(500_000_000, Some(16 << 30)).unwrap_err();
-        assert!(why.contains("about 500000000 blocks"), "{why}");
-        assert!(why.contains("left out"), "{why}");
     }
 }

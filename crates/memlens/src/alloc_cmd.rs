@@ -91,7 +91,7 @@ pub fn run_alloc(command: AllocCommand) -> Result<i32> {
 }
 
 fn bins(a: BinsArgs) -> Result<i32> {
-    let (traces, replayed) = model_for(&a.files, &a.pool)?;
+    let (traces, replayed) = model_for(&a.files, &a.pool, None)?;
     let model = replayed.as_ref().map_or(traces.alloc(), |r| &r.0);
     if a.json {
         println!("{}", serde_json::to_string_pretty(&BinsWire::from(model))?);
@@ -109,7 +109,7 @@ fn replay_cmd(a: ReplayArgs) -> Result<i32> {
         )
         .into());
     }
-    let (traces, replayed) = model_for(&a.files, &a.pool)?;
+    let (traces, replayed) = model_for(&a.files, &a.pool, None)?;
     let Some((_, report)) = replayed else {
         unreachable!("a pool was given")
     };
@@ -127,13 +127,13 @@ fn metrics(a: MetricsArgs) -> Result<i32> {
     if a.samples == 0 {
         return Err(UsageError("`--samples 0`: give at least 1 sample".to_string()).into());
     }
-    let (traces, replayed) = model_for(&a.files, &a.pool)?;
+    let (traces, replayed) = model_for(&a.files, &a.pool, a.time.as_deref())?;
     let model = replayed.as_ref().map_or(traces.alloc(), |r| &r.0);
     let bin = match a.bin {
         Some(b) => Some(check_bins(model, &[b])?[0]),
         None => None,
     };
-    let window = time_window(a.time.as_deref(), model)?;
+    let window = time_window(a.time.as_deref(), &traces, model)?;
     let s = metric_series(model, bin, a.samples, Some(window)).map_err(usage)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&MetricsWire::from(&s))?);

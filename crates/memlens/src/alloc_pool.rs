@@ -13,6 +13,7 @@ use memlens_alloc::{
 
 use crate::UsageError;
 use crate::read::{self, Read};
+use crate::render_cmd::typed_ends;
 use memlens_ingest::Wanted;
 
 /// Heap policies of the pool replay.
@@ -103,6 +104,7 @@ pub fn read_pool_toml(path: &Path) -> Result<PoolConfig> {
 pub(crate) fn model_for(
     files: &[PathBuf],
     pool: &PoolArgs,
+    time: Option<&str>,
 ) -> Result<(Read, Option<(AllocModel, ReplayReport)>)> {
     let config = pool.config()?;
     let inputs = files
@@ -112,7 +114,23 @@ pub(crate) fn model_for(
     for input in &inputs {
         read::refuse_java(input)?;
     }
-    let traces = read::read(inputs, Wanted::alloc());
+    // `--time` is the window read when the whole run does not fit in memory.
+    let run_end = memlens_ingest::timeline_end(&inputs);
+    let alloc_window = match time {
+        Some(text) => typed_ends(text, run_end)?,
+        None => (None, None),
+    };
+    let wanted = Wanted {
+        alloc: true,
+        alloc_window: time.map(|_| {
+            (
+                alloc_window.0.unwrap_or(0),
+                alloc_window.1.unwrap_or(run_end),
+            )
+        }),
+        ..Wanted::default()
+    };
+    let traces = read::read(inputs, wanted);
     if traces.models.alloc.is_none() {
         anyhow::bail!("{}", traces.models.notes.join("; "));
     }

@@ -22,6 +22,7 @@ use memlens_heap::TimeWindow;
 use crate::UsageError;
 use crate::alloc_pool::{PoolArgs, model_for, usage};
 use crate::heap_args::parse_time;
+use crate::read::Read;
 
 /// `memlens render …`.
 #[derive(clap::Subcommand)]
@@ -105,12 +106,26 @@ pub struct RenderAllocArgs {
     pool: PoolArgs,
 }
 
-/// The run as typed times see it: from time 0 (the first process's start) to the end.
-fn run_window(model: &AllocModel) -> TimeWindow {
-    TimeWindow {
+/// The ends typed in `--time A..B` (an empty end is `None`) on the allocation map's
+/// timeline, from time 0 (the first process's start) to `run_end`: the traces' end,
+/// also when the model holds only a window of them.
+pub(crate) fn typed_ends(text: &str, run_end: u64) -> Result<(Option<u64>, Option<u64>)> {
+    let run = TimeWindow {
         start_ns: 0,
-        end_ns: model.run().end_ns.max(1),
+        end_ns: run_end.max(1),
+    };
+    let (a, b) = split_range("--time", text)?;
+    let start = a.map(|a| parse_time("--time", a, run)).transpose()?;
+    let end = b.map(|b| parse_time("--time", b, run)).transpose()?;
+    if let (Some(s), Some(e)) = (start, end)
+        && e <= s
+    {
+        return Err(UsageError(format!(
+            "`--time {text}` is an empty window: its end must be after its start"
+        ))
+        .into());
     }
+    Ok((start, end))
 }
 
 /// Parses `A..B` (an empty end is `None`).
@@ -118,24 +133,32 @@ fn split_range<'a>(arg: &str, text: &'a str) -> Result<(Option<&'a str>, Option<
     memlens_vocab::split_range(text).map_err(|e| UsageError(e.for_argument(arg)).into())
 }
 
-/// The time window of `--time`, or the whole run.
-pub(crate) fn time_window(text: Option<&str>, model: &AllocModel) -> Result<TimeRange> {
-    let run = run_window(model);
+/// The time window of `--time` over `traces`' allocation map `model`, or its whole run.
+pub(crate) fn time_window(
+    text: Option<&str>,
+    traces: &Read,
+    model: &AllocModel,
+) -> Result<TimeRange> {
+    let end = memlens_ingest::timeline_end(&traces.inputs)
+        .max(model.run().end_ns)
+        .max(1);
     let whole = TimeRange {
-        start_ns: model.run().start_ns.min(run.end_ns - 1),
-        end_ns: run.end_ns,
+        start_ns: model.run().start_ns.min(end - 1),
+        end_ns: end,
     };
     let Some(text) = text else { return Ok(whole) };
-    let (a, b) = split_range("--time", text)?;
-    let start_ns = a.map_or(Ok(whole.start_ns), |a| parse_time("--time", a, run))?;
-    let end_ns = b.map_or(Ok(whole.end_ns), |b| parse_time("--time", b, run))?;
-    if end_ns <= start_ns {
+    let (start, end) = typed_ends(text, end)?;
+    let window = TimeRange {
+        start_ns: start.unwrap_or(whole.start_ns),
+        end_ns: end.unwrap_or(whole.end_ns),
+    };
+    if window.end_ns <= window.start_ns {
         return Err(UsageError(format!(
             "`--time {text}` is an empty window: its end must be after its start"
         ))
         .into());
     }
-    Ok(TimeRange { start_ns, end_ns })
+    Ok(window)
 }
 
 fn parse_addr(arg: &str, text: &str) -> Result<u64> {
@@ -212,10 +235,10 @@ fn render_alloc(a: RenderAllocArgs) -> Result<i32> {
             f
         }
     };
-    let (traces, replayed) = model_for(&a.files, &a.pool)?;
+    let (traces, replayed) = model_for(&a.files, &a.pool, a.time.as_deref())?;
     let model = replayed.as_ref().map_or(traces.alloc(), |r| &r.0);
     let bins = check_bins(model, &a.bin)?;
-    let time = time_window(a.time.as_deref(), model)?;
+    let time = time_window(a.time.as_deref(), &traces, model)?;
     let mut addr = (0, model.axis().len().max(1));
     if !bins.is_empty() {
         let lo = bins

@@ -7,6 +7,7 @@
 mod support;
 
 mod alloc_cli;
+mod alloc_window;
 mod attach;
 mod bad_input;
 mod cache_cli;

@@ -47,13 +47,13 @@ const GROWTH_TIME_LIMIT: Duration = Duration::from_secs(180);
 
 /// A finished child and what the kernel accounted for it.
 #[derive(Debug)]
-struct Measured {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    elapsed: Duration,
+pub(crate) struct Measured {
+    pub(crate) code: i32,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) elapsed: Duration,
     /// Peak resident set size in KiB (`ru_maxrss`).
-    peak_rss_kib: u64,
+    pub(crate) peak_rss_kib: u64,
 }
 
 /// Reads all of `pipe` on a thread.
@@ -70,7 +70,7 @@ fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String
     clippy::zombie_processes,
     reason = "the child is reaped by `wait4`, which clippy does not see"
 )]
-fn run_measured(cmd: &mut Command, limit: Duration, what: &str) -> Measured {
+pub(crate) fn run_measured(cmd: &mut Command, limit: Duration, what: &str) -> Measured {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

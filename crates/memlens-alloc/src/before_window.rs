@@ -1,0 +1,52 @@
+//! The blocks of a run before the allocation map's window starts
+//! ([`crate::AllocModelBuilder::start_at`]): only those still live when it starts are
+//! drawn, so until then the builder keeps the live set alone (one entry per live
+//! block), and a block that dies before the window costs nothing afterwards. Memory is
+//! bounded by the live set, not by the events before the window.
+
+use rustc_hash::FxHashMap;
+
+use crate::block::{Block, Latency};
+use crate::ids::ProcessId;
+
+/// The live blocks of each process before the window.
+pub(crate) struct BeforeWindow {
+    /// When the window starts, ns on the model's timeline.
+    pub(crate) start: u64,
+    live: FxHashMap<(ProcessId, u64), (Block, Latency)>,
+}
+
+impl BeforeWindow {
+    /// Nothing live yet; the window starts at `start`.
+    pub(crate) fn new(start: u64) -> BeforeWindow {
+        BeforeWindow {
+            start,
+            live: FxHashMap::default(),
+        }
+    }
+
+    /// Begins `block` of `process`; true when a block was still live at its address
+    /// (the builder's repair: the older one ends there, here it is simply dropped).
+    pub(crate) fn begin(&mut self, process: ProcessId, block: Block, latency: Latency) -> bool {
+        self.live
+            .insert((process, block.addr), (block, latency))
+            .is_some()
+    }
+
+    /// Ends the live block at `addr`; false when none was live there.
+    pub(crate) fn end(&mut self, process: ProcessId, addr: u64) -> bool {
+        self.live.remove(&(process, addr)).is_some()
+    }
+
+    /// The blocks live as the window starts, in allocation order (by time, then
+    /// address, as the model keeps its blocks).
+    pub(crate) fn into_live(self) -> Vec<(ProcessId, Block, Latency)> {
+        let mut live: Vec<(ProcessId, Block, Latency)> = self
+            .live
+            .into_iter()
+            .map(|((process, _), (block, latency))| (process, block, latency))
+            .collect();
+        live.sort_unstable_by_key(|(p, b, _)| (b.t_alloc, b.addr, p.0));
+        live
+    }
+}

@@ -1,0 +1,114 @@
+//! The allocation map of a run too large for the memory available: it reads a window
+//! of the run instead of leaving the map out, with one sentence saying which. With
+//! `MEMLENS_ALLOC_MEMORY` set below what the whole run needs, `render alloc` draws the
+//! last stretch that fits, or the `--time` window asked for, holding fewer blocks and
+//! a lower peak memory than the whole run; a bad value of the variable is named and
+//! the kernel's estimate used. (That the window's blocks are exactly the run's blocks
+//! overlapping it is `memlens-alloc`'s `tests/window.rs`.)
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::scale::{Measured, run_measured};
+use crate::support::trace::memlens;
+use crate::support::{FRAME_POINTER_FLAGS, Lang, alloc_bench_source, compile, record, test_dir};
+
+/// Runs `memlens render alloc TRACE -o OUT ARGS` with `memory` as the allocation map's memory.
+fn render(dir: &Path, args: &[&str], memory: Option<&str>) -> Measured {
+    let mut cmd = memlens();
+    cmd.current_dir(dir)
+        .args(["render", "alloc", "t.mlens", "-o", "out.png"])
+        .args(args);
+    if let Some(m) = memory {
+        cmd.env("MEMLENS_ALLOC_MEMORY", m);
+    }
+    let done = run_measured(&mut cmd, Duration::from_secs(120), "memlens render alloc");
+    assert_eq!(
+        done.code, 0,
+        "render alloc {args:?} (memory {memory:?}):\n{}",
+        done.stderr
+    );
+    done
+}
+
+/// The blocks `render alloc` says it drew.
+fn blocks_drawn(stderr: &str) -> u64 {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("memlens: wrote "))
+        .unwrap_or_else(|| panic!("no `wrote` line:\n{stderr}"));
+    let (_, rest) = line.split_once(", ").expect("`(W×H, N blocks …)`");
+    rest.split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .expect("a block count")
+}
+
+#[test]
+fn a_run_too_large_for_memory_draws_the_window_that_fits() {
+    let Some((_, source)) = alloc_bench_source() else {
+        return;
+    };
+    let dir = test_dir("alloc-window");
+    let bench = compile(
+        dir.path(),
+        "alloc-bench",
+        Lang::C,
+        &source,
+        FRAME_POINTER_FLAGS,
+    );
+    let bench = bench.to_str().expect("a UTF-8 path");
+    let rec = record(
+        dir.path(),
+        &["-q", "-o", "t.mlens"],
+        &[bench, "1", "1000000"],
+        &[],
+    );
+    assert_eq!(rec.run.code, 0, "{}", rec.run.stderr);
+
+    let whole = render(dir.path(), &[], None);
+    let all = blocks_drawn(&whole.stderr);
+    assert!(all > 1_000_000, "{}", whole.stderr);
+    assert!(!whole.stderr.contains("would need"), "{}", whole.stderr);
+
+    // ~1.1 M blocks need ~225 MB; with 64 MiB the map may use 48: about 17 % of the run.
+    let last = render(dir.path(), &[], Some("64M"));
+    let some = blocks_drawn(&last.stderr);
+    assert!(
+        last.stderr.contains(&format!(
+            "the allocation map of all {all} blocks would need"
+        )) && last.stderr.contains("it shows its last")
+            && last.stderr.contains("--time A..B"),
+        "{}",
+        last.stderr
+    );
+    assert!(some > 0 && some < all / 3, "{some} of {all} blocks drawn");
+    assert!(
+        last.peak_rss_kib < whole.peak_rss_kib * 2 / 3,
+        "peak RSS {} KiB for the window, {} KiB for the whole run",
+        last.peak_rss_kib,
+        whole.peak_rss_kib
+    );
+
+    // The window asked for, when the whole run does not fit.
+    let asked = render(dir.path(), &["--time", "10%..20%"], Some("64M"));
+    assert!(
+        asked.stderr.contains("it shows the window asked for"),
+        "{}",
+        asked.stderr
+    );
+    let in_window = blocks_drawn(&asked.stderr);
+    assert!(
+        in_window > 0 && in_window < all / 5,
+        "{in_window} of {all} blocks drawn"
+    );
+
+    // A value that is not a size is named, and the kernel's estimate used.
+    let bad = render(dir.path(), &[], Some("lots"));
+    assert!(
+        bad.stderr.contains("MEMLENS_ALLOC_MEMORY=lots is not used"),
+        "{}",
+        bad.stderr
+    );
+    assert_eq!(blocks_drawn(&bad.stderr), all);
+}

@@ -45,11 +45,12 @@ export function launchBrowser() {
 }
 
 /**
- * Starts `memlens ARGS…` (a command that serves the viewer) and resolves to
- * `{ server, url }` once it printed its URL; fails if it exits or stays silent for 30 s.
+ * Starts `memlens ARGS…` (a command that serves the viewer) with `env` added to the
+ * environment and resolves to `{ server, url }` once it printed its URL; fails if it
+ * exits or stays silent for 30 s.
  */
-export function serveMemlens(args) {
-  const server = spawn(MEMLENS, args, { stdio: ["ignore", "pipe", "pipe"] });
+export function serveMemlens(args, env = {}) {
+  const server = spawn(MEMLENS, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
   return new Promise((done, fail) => {
     let out = "";
     const timer = setTimeout(() => fail(new Error(`memlens ${args.join(" ")} printed no URL: ${out}`)), 30_000);

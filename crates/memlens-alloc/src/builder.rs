@@ -460,7 +460,7 @@ impl AllocModelBuilder {
             l.resize(self.blocks.len(), Latency::default());
             l
         });
-        AllocModel::from_real_run(
+        let mut model = AllocModel::from_real_run(
             self.blocks,
             latency,
             self.threads,
@@ -468,6 +468,10 @@ impl AllocModelBuilder {
             self.sites,
             self.diagnostics,
             (start, end),
-        )
+        );
+        if self.window_start.is_some() {
+            model.time_origin = 0;
+        }
+        model
     }
 }

@@ -86,6 +86,8 @@ pub struct AllocModel {
     /// Cell sums for coarse grid tiles, built on request ([`AllocModel::prepare_overview`];
     /// its type belongs to the renderer's overview).
     pub(crate) overview: Derived,
+    /// The instant shown times count from (see [`AllocModel::time_origin`]).
+    pub(crate) time_origin: u64,
 }
 
 impl std::fmt::Debug for AllocModel {
@@ -175,6 +177,7 @@ impl AllocModel {
             index,
             attributes: Derived::default(),
             overview: Derived::default(),
+            time_origin: run.0,
         }
     }
 
@@ -199,9 +202,17 @@ impl AllocModel {
         bin.axis_start + (self.blocks[id.index()].addr - bin.start)
     }
 
-    /// The run: from the first event to the end of the last trace.
+    /// The run: from the first event to the end of the last trace (a model of a
+    /// window: the window).
     pub fn run(&self) -> TimeRange {
         self.run
+    }
+
+    /// The instant shown times count from: the run's start, or for a model of a window
+    /// of a run ([`crate::AllocModelBuilder::start_at`]) the run's time 0, so that the
+    /// window's times read as they do in the whole run.
+    pub fn time_origin(&self) -> u64 {
+        self.time_origin
     }
 
     /// The bins: per process, by address.

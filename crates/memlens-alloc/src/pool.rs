@@ -457,7 +457,7 @@ pub fn replay(
         blocks: report.heap_served,
     });
     let run = model.run();
-    let replayed = AllocModel::assemble(
+    let mut replayed = AllocModel::assemble(
         out_blocks,
         latency,
         model.threads.clone(),
@@ -468,5 +468,6 @@ pub fn replay(
         bins,
         block_bin,
     );
+    replayed.time_origin = model.time_origin;
     Ok((replayed, report))
 }

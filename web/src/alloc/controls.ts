@@ -167,7 +167,7 @@ export class Controls {
         h("td", {}, formatBytes(b.waste_bytes)),
       ),
     );
-    const first = r.overflows.slice(0, 5).map((o) => `${formatBytes(o.size)} at ${formatDuration(o.t_ns - meta.run.start_ns)}${o.failed ? " (failed)" : ""}`);
+    const first = r.overflows.slice(0, 5).map((o) => `${formatBytes(o.size)} at ${formatDuration(o.t_ns - meta.time_origin_ns)}${o.failed ? " (failed)" : ""}`);
     replaceChildren(
       this.replayReport,
       h(

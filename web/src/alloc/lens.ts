@@ -221,7 +221,7 @@ export class AllocLens implements AllocContext {
   setBrushed(b: BlockDetails | null): void {
     if (this.state.brushed?.id === b?.id) return;
     this.state.brushed = b;
-    this.details.show(b, this.meta.run.start_ns);
+    this.details.show(b, this.meta.time_origin_ns);
     this.main.draw();
   }
 
@@ -257,7 +257,7 @@ export class AllocLens implements AllocContext {
     Object.assign(this.state.draw, { pool, overflow, bin: null });
     this.state.view = wholeExtent(this.limits);
     this.state.brushed = null;
-    this.details.show(null, meta.run.start_ns);
+    this.details.show(null, meta.time_origin_ns);
     this.charts.build();
     this.modelChanged();
     return null;

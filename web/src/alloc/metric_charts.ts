@@ -198,7 +198,7 @@ export class MetricCharts {
             if (Math.abs(tt - t) < Math.abs(doc.t_ns[best] - t)) best = i;
           });
           const parts = lines.map((l) => l[best]).filter((x): x is number => x !== null && x !== undefined).map(c.series.format);
-          c.readout.textContent = ` · at ${formatDuration(doc.t_ns[best] - this.ctx.meta.run.start_ns)}: ${parts.join(" / ") || "–"}`;
+          c.readout.textContent = ` · at ${formatDuration(doc.t_ns[best] - this.ctx.meta.time_origin_ns)}: ${parts.join(" / ") || "–"}`;
           g.strokeStyle = "rgba(0,0,0,0.25)";
           g.beginPath();
           g.moveTo(Math.round(this.hoverX) + 0.5, 0);

@@ -1,6 +1,7 @@
 // The time axis under the allocation map's strips (occupancy bar, metric charts, grid
 // of bins, stacked bars): the main view's window, times from the run's start in s, ms
-// or µs on 1-2-5 steps, "0 s" at the origin, its title in the gutter on its left.
+// or µs on 1-2-5 steps, "0 s" at the origin (the run's time 0 for the map of a window
+// of a run), its title in the gutter on its left.
 
 import { h } from "../app/dom";
 import { drawXAxis } from "../canvas_axis";
@@ -27,7 +28,7 @@ export class TimeAxis {
     const g = this.el.getContext("2d")!;
     g.clearRect(0, 0, this.el.width, HEIGHT);
     const v = this.ctx.state.view;
-    const start = this.ctx.meta.run.start_ns;
+    const start = this.ctx.meta.time_origin_ns;
     const ticks = timeTicks(v.t0 - start, v.t1 - start, Math.max(2, Math.floor(this.width / 110)));
     drawXAxis(g, ticks, (t) => xOf(v, this.width, t + start), this.gutter, 0, this.width);
     if (this.gutter < 40) return;

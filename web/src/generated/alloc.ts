@@ -219,9 +219,14 @@ export type MetaWire = {
    */
   blocks: number,
   /**
-   * The run's first and last instant.
+   * The run's first and last instant (of a window of the run: the window's).
    */
   run: RangeWire,
+  /**
+   * The instant shown times count from: the run's start, or for the map of a window
+   * of a run the run's time 0, so the window's times read as in the whole run.
+   */
+  time_origin_ns: number,
   /**
    * Length of the compact address axis (the bins' extents stacked).
    */

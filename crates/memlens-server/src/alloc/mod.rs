@@ -313,6 +313,7 @@ impl AllocLens {
                 start_ns: run.start_ns,
                 end_ns: run.end_ns.max(run.start_ns + 1),
             },
+            time_origin_ns: model.time_origin(),
             axis_len: model.axis().len().max(1),
             max_level: query::MAX_LEVEL,
             has_latency: model.has_latency(),

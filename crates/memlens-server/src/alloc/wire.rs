@@ -14,8 +14,11 @@ pub struct MetaWire {
     pub pool: Option<String>,
     /// Blocks in the model.
     pub blocks: u64,
-    /// The run's first and last instant.
+    /// The run's first and last instant (of a window of the run: the window's).
     pub run: RangeWire,
+    /// The instant shown times count from: the run's start, or for the map of a window
+    /// of a run the run's time 0, so the window's times read as in the whole run.
+    pub time_origin_ns: u64,
     /// Length of the compact address axis (the bins' extents stacked).
     pub axis_len: u64,
     /// The deepest tile level on either axis.

@@ -1,6 +1,7 @@
 //! Coverage-guided fuzzing of the trace reader: any byte string, written to
 //! a file, must open (or be refused with a message) and read back through
-//! the index, the metadata, the time merge and `dump` without panicking.
+//! the index, the metadata, the time merge, `dump` and the reference reader
+//! without panicking.
 //!
 //! Run: `cargo fuzz run -s none reader -- -max_total_time=60` (on stable,
 //! `-s none` turns off the sanitizer that needs a nightly compiler).
@@ -20,5 +21,6 @@ fuzz_target!(|data: &[u8]| {
         let _ = Metadata::load(&trace, &mut damage);
         let _ = EventStream::new(&trace).count();
         let _ = memlens_trace::dump::dump(&trace, &mut std::io::sink());
+        let _ = memlens_trace::refs::read_references(&trace, &mut |_| {});
     }
 });

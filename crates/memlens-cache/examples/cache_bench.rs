@@ -14,10 +14,11 @@
 //!
 //! `cache_bench stats FILE` runs (a) once, for whole-process timing with hyperfine.
 //!
-//! `cache_bench simulation` measures the kernel of `memlens cache simulate`: the
-//! [`Simulation`] (statistics per level and region, outcome codes for the windowed
-//! miss rates and temperature, window 1000) over the whole 256×256 matmul stream
-//! with its regions and labels, generated in memory (no decoding), then the summary.
+//! `cache_bench simulation [N [RUNS]]` measures the kernel of `memlens cache
+//! simulate`: the [`Simulation`] (statistics per level and region, outcome codes for
+//! the windowed miss rates and temperature, window 1000) over the whole N×N matmul
+//! stream (N = 256 by default) with its regions and labels, generated in memory (no
+//! decoding), then the summary; the best of RUNS (5) runs.
 
 use std::fs;
 use std::io::Write;
@@ -38,27 +39,27 @@ fn hierarchy() -> Hierarchy {
     .expect("the benchmark hierarchy is valid")
 }
 
-fn matmul() -> std::io::Result<Kernel> {
+fn matmul(n: u64) -> std::io::Result<Kernel> {
     Kernel::new(
         "matmul",
         Some("standard"),
         KernelParams {
-            n: 256,
+            n,
             ..KernelParams::default()
         },
     )
     .map_err(|e| std::io::Error::other(e.to_string()))
 }
 
-fn simulation() -> std::io::Result<()> {
-    let references = matmul()?.references();
+fn simulation(n: u64, runs: usize) -> std::io::Result<()> {
+    let references = matmul(n)?.references();
     let n = references.len() as f64;
     let config = HierarchyConfig::new(vec![
         LevelConfig::new("L1", 32 * 1024, 8, 64),
         LevelConfig::new("L2", 256 * 1024, 8, 64),
     ]);
     let mut l1_misses = 0;
-    let (wall, cpu) = best_rates(5, n, || {
+    let (wall, cpu) = best_rates(runs, n, || {
         let mut simulation = Simulation::new(&config, 1000).expect("a valid hierarchy");
         simulation.access_all(&references);
         l1_misses = simulation.summary().levels[0].activity.counters.misses();
@@ -69,7 +70,7 @@ fn simulation() -> std::io::Result<()> {
 }
 
 fn write_trace(path: &str, count: usize) -> std::io::Result<()> {
-    let kernel = matmul()?;
+    let kernel = matmul(256)?;
     let mut bytes = Vec::with_capacity(count * 9);
     let mut written = 0;
     kernel.generate(|r| {
@@ -274,7 +275,11 @@ fn main() -> std::process::ExitCode {
             write_trace(path, count)
         }
         (Some("run"), Some(path)) => run(path),
-        (Some("simulation"), _) => simulation(),
+        (Some("simulation"), n) => {
+            let n = n.and_then(|n| n.parse().ok()).unwrap_or(256);
+            let runs = args.get(3).and_then(|r| r.parse().ok()).unwrap_or(5);
+            simulation(n, runs)
+        }
         (Some("stats"), Some(path)) => read_trace(path).map(|trace| {
             let mut cache = hierarchy();
             let start = Instant::now();
@@ -286,7 +291,7 @@ fn main() -> std::process::ExitCode {
         }),
         _ => {
             eprintln!(
-                "usage: cache_bench write-trace FILE [REFS] | run FILE | stats FILE | simulation"
+                "usage: cache_bench write-trace FILE [REFS] | run FILE | stats FILE | simulation [N [RUNS]]"
             );
             return std::process::ExitCode::from(2);
         }

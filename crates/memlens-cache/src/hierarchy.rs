@@ -6,8 +6,9 @@
 //! victim is handed to the `transfer` module, which applies the inclusion mode and the
 //! write policy. The code is generic over the [`EventSink`], so the statistics-only
 //! path ([`NoEvents`]) compiles without any event bookkeeping. The most common shape
-//! (non-inclusive, write-back, write-allocate, LRU or FIFO) takes the flat loop of
-//! the `fast_path` module instead, which computes exactly the same thing.
+//! (non-inclusive, write-back, write-allocate, LRU or FIFO) takes the flat loops of
+//! the `fast_path` (one reference) and `batch` (statistics only, a batch at a time)
+//! modules instead, which compute exactly the same thing.
 //!
 //! Modelling choices, stated once:
 //! - Only demand traffic (the CPU's accesses at the first level and line fetches
@@ -17,11 +18,12 @@
 //! - A write miss in a write-allocate level fetches the line first, even when the
 //!   write covers the whole line (as pycachesim does).
 
+use crate::batch::BatchScratch;
 use crate::config::{HierarchyConfig, Inclusion};
 use crate::events::{Event, EventSink, NoEvents, Position, Probe, ProbeKind};
 use crate::geometry::{ConfigError, Geometry, validate};
 use crate::level::Level;
-use crate::outcome::Outcome;
+use crate::outcome::{CodeSink, NoCodes, Outcome};
 use crate::reference::{AccessKind, Reference, RegionId};
 use crate::stats::Statistics;
 
@@ -88,6 +90,8 @@ pub struct Hierarchy {
     pub(crate) stats: Statistics,
     /// Whether the fast path applies to this shape (and is not switched off).
     fast: bool,
+    /// The buffers of `fast_batch`.
+    pub(crate) scratch: BatchScratch,
     config: HierarchyConfig,
 }
 
@@ -106,6 +110,7 @@ impl Hierarchy {
             levels,
             inclusion: config.inclusion,
             fast: false,
+            scratch: BatchScratch::default(),
             config: config.clone(),
         };
         hierarchy.fast = hierarchy.fast_path_applies();
@@ -254,37 +259,28 @@ impl Hierarchy {
     /// Hierarchies of the fast path's shape take its batched loop; the results are
     /// exactly those of calling [`Hierarchy::access`] with [`NoEvents`] on each.
     pub fn run(&mut self, references: &[Reference]) {
-        self.run_coded(references, &mut []);
+        self.run_into(references, &mut NoCodes);
     }
 
-    /// [`Hierarchy::run`], also storing every reference's [`Outcome::code`] in
-    /// `codes` when it is not empty (it is then exactly as long as `references`).
-    pub(crate) fn run_coded(&mut self, references: &[Reference], codes: &mut [u32]) {
-        let keep = !codes.is_empty();
+    /// [`Hierarchy::run`], also handing every reference's [`Outcome::code`] to
+    /// `codes`, in order.
+    pub(crate) fn run_into<C: CodeSink>(&mut self, references: &[Reference], codes: &mut C) {
         if !self.fast {
-            for (i, reference) in references.iter().enumerate() {
+            for reference in references {
                 let outcome = self.access(reference, &mut NoEvents);
-                if keep {
-                    codes[i] = outcome.code();
-                }
+                codes.record(reference.region, outcome.code());
             }
             return;
         }
-        let mut write_backs = Vec::new();
         let mut at = 0;
         while at < references.len() {
-            let rest = &references[at..];
-            let out = if keep { &mut codes[at..] } else { &mut [] };
-            let (done, general) = self.fast_batch(rest, out, &mut write_backs);
-            for (level, addr, owner) in write_backs.drain(..) {
-                self.write_back(level, addr, owner, &mut NoEvents);
-            }
+            // Batches of at most 64 Ki references (the loop's buffers are per batch).
+            let batch = &references[at..references.len().min(at + 64 * 1024)];
+            let (done, general) = self.fast_batch(batch, codes);
             at += done;
             if general && let Some(reference) = references.get(at) {
                 let outcome = self.access(reference, &mut NoEvents);
-                if keep {
-                    codes[at] = outcome.code();
-                }
+                codes.record(reference.region, outcome.code());
                 at += 1;
             }
         }

@@ -9,8 +9,9 @@
 //! on the full tag; the owner region sits in a third array, written on fills and read
 //! only for dirty victims. A lookup first tries the way at the front of the set's
 //! replacement queue (the most recently used or filled line): a repeated access to
-//! the same line, the common case in any loop, is found with one comparison and needs
-//! no replacement update under any policy.
+//! the same line, the common case in any loop, is found with one comparison (the set's
+//! most recent key is kept apart for it) and needs no replacement update under any
+//! policy.
 
 use crate::config::{LevelConfig, WritePolicy};
 use crate::geometry::Geometry;
@@ -18,9 +19,11 @@ use crate::policy::ReplacementState;
 use crate::reference::RegionId;
 
 /// The tag of an empty slot. Line numbers are addresses shifted right by at least two
-/// bits (lines are at least 4 bytes), so no real tag (`line << 1 | dirty`) can have
-/// this value.
-pub(crate) const EMPTY: u64 = u64::MAX;
+/// bits (lines are at least 4 bytes), so no real tag (`line << 1 | dirty`, below
+/// 2^63) can have this value. Its low bit is clear, so a tag's low bit alone says
+/// "dirty", and its fingerprint ([`print_of`]) is even where every key's is odd: an
+/// empty slot is never a lookup candidate.
+pub(crate) const EMPTY: u64 = u64::MAX - 1;
 
 /// Returns the tag of `line`, clean.
 #[inline(always)]
@@ -45,6 +48,8 @@ pub(crate) struct LeanParts<'a> {
     pub prints: &'a mut [u32],
     /// The region that filled each slot.
     pub owners: &'a mut [RegionId],
+    /// Per set, the key of the line at the front of its queue, or 0.
+    pub mru: &'a mut [u64],
     /// One packed queue per set (see [`crate::order`]).
     pub queues: &'a mut [u64],
 }
@@ -74,12 +79,16 @@ pub(crate) struct Level {
     prints: Vec<u32>,
     /// Per slot, the region of the reference that filled it.
     owners: Vec<RegionId>,
+    /// Per set, the key of the line in the way at the front of its queue (the most
+    /// recently used or filled), or 0 (no key) when that way is empty: what a
+    /// lookup compares first. Every change of a set's front or of its tag updates it.
+    mru: Vec<u64>,
     policy: ReplacementState,
 }
 
-/// Returns the fingerprint of a key: its low 32 bits. Empty slots have the
-/// fingerprint of `EMPTY | 1`, which a real key may share; a fingerprint match is
-/// only a candidate, confirmed on the full tag.
+/// Returns the fingerprint of a key: its low 32 bits. Many lines share one; a
+/// fingerprint match is only a candidate, confirmed on the full tag. Empty slots
+/// have the fingerprint of [`EMPTY`], which no key has.
 #[inline(always)]
 pub(crate) fn print_of(key: u64) -> u32 {
     key as u32
@@ -162,8 +171,16 @@ impl Level {
             tags: vec![EMPTY; sets * ways],
             prints: vec![print_of(EMPTY); sets * ways],
             owners: vec![RegionId::NONE; sets * ways],
+            mru: vec![0; sets],
             policy: ReplacementState::new(config.replacement, sets, ways),
         }
+    }
+
+    /// Sets the set's [`Level::mru`] entry from its queue's front.
+    #[inline(always)]
+    fn refresh_mru(&mut self, set: usize) {
+        let tag = self.tags[set * self.ways + self.policy.front(set)];
+        self.mru[set] = if tag == EMPTY { 0 } else { tag | 1 };
     }
 
     /// Returns the arrays the lean fast path works on, if this level is LRU or FIFO
@@ -176,6 +193,7 @@ impl Level {
             tags: &mut self.tags,
             prints: &mut self.prints,
             owners: &mut self.owners,
+            mru: &mut self.mru,
             queues,
         })
     }
@@ -188,25 +206,17 @@ impl Level {
     /// Returns the way of `set` holding `line`, if any.
     #[inline(always)]
     pub fn find(&self, set: usize, line: u64) -> Option<usize> {
-        let base = set * self.ways;
-        let tags = &self.tags[base..base + self.ways];
-        let hint = self.policy.front(set);
-        let key = key_of(line);
-        if tags.get(hint).is_some_and(|&t| t | 1 == key) {
-            return Some(hint);
-        }
-        match_way(tags, &self.prints[base..base + self.ways], key)
+        self.mru_way(set, line).or_else(|| {
+            let base = set * self.ways;
+            let ways = base..base + self.ways;
+            match_way(&self.tags[ways.clone()], &self.prints[ways], key_of(line))
+        })
     }
 
     /// Returns the way at the front of the set's queue if it holds `line`.
     #[inline(always)]
     pub fn mru_way(&self, set: usize, line: u64) -> Option<usize> {
-        let hint = self.policy.front(set);
-        let key = key_of(line);
-        self.tags
-            .get(set * self.ways + hint)
-            .is_some_and(|&t| t | 1 == key)
-            .then_some(hint)
+        (self.mru[set] == key_of(line)).then(|| self.policy.front(set))
     }
 
     /// Records a demand hit on `way` of `set`.
@@ -214,6 +224,7 @@ impl Level {
     pub fn touch(&mut self, set: usize, way: usize) {
         if self.policy.front(set) != way {
             self.policy.on_hit(set, way);
+            self.refresh_mru(set);
         }
     }
 
@@ -231,6 +242,7 @@ impl Level {
         let taken = self.take_victim(set, way);
         if taken.is_some() {
             self.policy.on_invalidate(set, way);
+            self.refresh_mru(set);
         }
         taken
     }
@@ -242,6 +254,7 @@ impl Level {
         let slot = set * self.ways + way;
         let tag = std::mem::replace(&mut self.tags[slot], EMPTY);
         self.prints[slot] = print_of(EMPTY);
+        self.refresh_mru(set);
         (tag != EMPTY).then(|| Resident {
             line: tag >> 1,
             dirty: tag & 1 != 0,
@@ -257,6 +270,7 @@ impl Level {
         self.prints[slot] = print_of(key_of(line));
         self.owners[slot] = owner;
         self.policy.on_fill(set, way);
+        self.refresh_mru(set);
     }
 
     /// Marks the line in `way` of `set` as modified.

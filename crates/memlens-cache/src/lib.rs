@@ -37,6 +37,7 @@
 
 #![deny(missing_docs)]
 
+mod batch;
 pub mod config;
 pub mod events;
 mod fast_path;
@@ -45,6 +46,7 @@ pub mod hierarchy;
 pub mod import;
 pub mod kernels;
 pub mod label;
+mod lean;
 mod level;
 mod order;
 pub mod outcome;
@@ -58,6 +60,7 @@ pub mod simulation;
 pub mod spec;
 pub mod stats;
 pub mod summary;
+mod tally;
 pub mod temperature;
 mod transfer;
 pub mod window;

@@ -147,18 +147,28 @@ impl OrderQueues {
 /// Moves `way` to the front of a packed queue.
 #[inline(always)]
 pub(crate) fn packed_to_front(queue: u64, way: usize) -> u64 {
-    let p = packed_position(queue, way);
-    let below = queue & low_nibbles(p);
-    let above = queue & !low_nibbles(p + 1);
+    // The way's nibble is one of the 16, so the shift is at most 60.
+    let shift = (4 * packed_position(queue, way)) & 63;
+    let below = queue & ((1u64 << shift) - 1);
+    let above = queue & (!0xFu64 << shift);
     above | (below << 4) | way as u64
 }
 
 /// Moves the way at the back of a packed queue of `ways` ways to the front.
 #[inline(always)]
 pub(crate) fn packed_back_to_front(queue: u64, ways: usize) -> u64 {
-    let used = low_nibbles(ways);
-    let back = (queue >> (4 * (ways - 1))) & 0xF;
-    (((queue << 4) | back) & used) | (queue & !used)
+    // The used nibbles rotate by one; the unused ones (all 0xF) stay. Queues of 16,
+    // 8 and 4 ways are plain rotations of 64, 32 and 16 bits.
+    match ways {
+        16 => queue.rotate_left(4),
+        8 => u64::from((queue as u32).rotate_left(4)) | (queue & !0xFFFF_FFFF),
+        4 => u64::from((queue as u16).rotate_left(4)) | (queue & !0xFFFF),
+        _ => {
+            let used = low_nibbles(ways);
+            let back = (queue >> (4 * (ways - 1))) & 0xF;
+            (((queue << 4) | back) & used) | (queue & !used)
+        }
+    }
 }
 
 /// Finds the nibble equal to `way` (the lowest one, which is the only one among the

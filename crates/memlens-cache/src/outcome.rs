@@ -5,6 +5,9 @@
 //! paper's cache temperature scores, and what windowed miss rates count. It is a
 //! small `Copy` value with one bit per level, so folding it costs almost nothing.
 
+use crate::reference::{Reference, RegionId};
+use crate::tally::BatchTally;
+
 /// How one level took part in one reference.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Involvement {
@@ -95,6 +98,42 @@ impl Outcome {
     pub(crate) fn record_miss(&mut self, level: usize) {
         self.missed |= 1 << level;
     }
+}
+
+/// Where [`crate::Hierarchy`]'s statistics-only loops put every reference's
+/// [`Outcome::code`], in reference order: one at a time, or a batch of single-line
+/// references at once.
+pub(crate) trait CodeSink {
+    /// Takes the code of the next reference, of `region`.
+    fn record(&mut self, region: RegionId, code: u32);
+
+    /// Whether the batched loop links a batch's references (see [`BatchTally`])
+    /// for [`CodeSink::record_batch`]: whether the sink wants codes at all.
+    const LINKS: bool;
+
+    /// Takes the codes of the next references, tallied and linked in `tally`:
+    /// `references[i]` was served by level `served[i]`, its code is
+    /// `code_of[served[i]]`.
+    fn record_batch(
+        &mut self,
+        references: &[Reference],
+        served: &[u8],
+        tally: &BatchTally,
+        code_of: &[u32],
+    );
+}
+
+/// A [`CodeSink`] that wants no codes.
+pub(crate) struct NoCodes;
+
+impl CodeSink for NoCodes {
+    #[inline(always)]
+    fn record(&mut self, _region: RegionId, _code: u32) {}
+
+    const LINKS: bool = false;
+
+    #[inline(always)]
+    fn record_batch(&mut self, _: &[Reference], _: &[u8], _: &BatchTally, _: &[u32]) {}
 }
 
 #[cfg(test)]

@@ -1,183 +1,104 @@
-//! The last N outcomes of a simulation, overall and per region, kept in bulk.
+//! The last N outcomes of a simulation, overall and per region, kept as raw codes.
 //!
 //! The windowed miss rates and the temperature of a [`crate::Simulation`] only
 //! depend on which outcomes are in the window when the summary is taken, so instead
 //! of updating running counts per reference (six ring updates per reference for two
-//! levels), [`RecentOutcomes`] keeps the raw outcome codes (see
-//! [`Outcome::code`]) of the last N references overall and of the last N of each
-//! region. A batch is recorded in bulk: its last N codes are copied into the overall
-//! ring, and each region receives only its own last N, found by one backward scan
-//! that stops as soon as every region of the batch has them. The rates and the
-//! temperature are folded from the rings on demand, with the same
-//! [`OutcomeWindow`] and [`Temperature`] arithmetic as the per-reference folds, so
-//! the values are identical.
+//! levels), [`RecentOutcomes`] keeps the raw outcome codes (see [`Outcome::code`])
+//! of the last N references overall and of the last N of each region, in rings of
+//! N rounded up to a power of two. The rates and the temperature are folded from the
+//! rings on demand, with the same [`OutcomeWindow`] and [`Temperature`] arithmetic
+//! as the per-reference folds, so the values are identical.
+//!
+//! It is the [`CodeSink`] of the simulator's statistics-only loops. A batch of
+//! single-line references costs almost nothing per reference: the simulator links
+//! each reference to the previous one of its region ([`BatchTally`]), then only the
+//! last N references of each region are followed back from its last one and
+//! stored, and only the batch's last N overall.
 
-use crate::outcome::Outcome;
+use crate::outcome::{CodeSink, Outcome};
 use crate::reference::{Reference, RegionId};
+use crate::tally::BatchTally;
 use crate::temperature::{Temperature, TemperatureConfig};
 use crate::window::OutcomeWindow;
 
-/// A ring of the last `capacity` codes.
-#[derive(Clone, Debug)]
-struct Ring {
-    codes: Vec<u32>,
-    /// Where the next code goes.
-    next: usize,
-    /// How many codes the ring holds (at most its capacity).
-    len: usize,
-}
-
-impl Ring {
-    fn new(capacity: usize) -> Ring {
-        Ring {
-            codes: vec![0; capacity],
-            next: 0,
-            len: 0,
-        }
-    }
-
-    #[inline]
-    fn push(&mut self, code: u32) {
-        self.codes[self.next] = code;
-        self.next += 1;
-        if self.next == self.codes.len() {
-            self.next = 0;
-        }
-        self.len = (self.len + 1).min(self.codes.len());
-    }
-
-    /// Appends codes in order; only the last `capacity` of them can stay.
-    fn extend(&mut self, codes: &[u32]) {
-        let capacity = self.codes.len();
-        let codes = &codes[codes.len().saturating_sub(capacity)..];
-        let first = codes.len().min(capacity - self.next);
-        self.codes[self.next..self.next + first].copy_from_slice(&codes[..first]);
-        self.codes[..codes.len() - first].copy_from_slice(&codes[first..]);
-        self.next = (self.next + codes.len()) % capacity;
-        self.len = (self.len + codes.len()).min(capacity);
-    }
-
-    /// Makes room for `count` (≤ capacity) codes written by [`Ring::set_back`] and
-    /// returns the position of the last of them.
-    fn reserve(&mut self, count: usize) -> usize {
-        let capacity = self.codes.len();
-        let last = (self.next + count - 1) % capacity;
-        self.next = (self.next + count) % capacity;
-        self.len = (self.len + count).min(capacity);
-        last
-    }
-
-    /// The codes, oldest first.
-    fn in_order(&self) -> impl Iterator<Item = u32> + '_ {
-        let start = (self.next + self.codes.len() - self.len) % self.codes.len();
-        (0..self.len).map(move |i| self.codes[(start + i) % self.codes.len()])
-    }
-
-    /// Folds the codes into the window of one level.
-    fn window(&self, level: usize) -> OutcomeWindow {
-        let mut window = OutcomeWindow::new(self.codes.len());
-        for code in self.in_order() {
-            window.push(Outcome::involvement_of_code(code, level));
-        }
-        window
-    }
-}
-
 /// The last N outcome codes overall and per region.
+///
+/// Invariants: `all.len()` is the ring capacity, a power of two `1 << shift` at
+/// least the window, with `mask = capacity − 1`; `rings.len() == counts.len() <<
+/// shift` (region `r`'s ring is `rings[r << shift ..][.. capacity]`).
 #[derive(Clone, Debug)]
 pub(crate) struct RecentOutcomes {
     window: usize,
     levels: usize,
-    all: Ring,
-    /// Indexed by region, grown on demand.
-    regions: Vec<Ring>,
-    /// Per region, the references of the batch being recorded, then what is left to
-    /// place (scratch of [`RecentOutcomes::record`]).
-    pending: Vec<usize>,
-    /// Per region, where its next code (going backwards) goes (scratch).
-    slot: Vec<usize>,
+    shift: u32,
+    mask: usize,
+    /// The last codes overall: code `i` (0-based, in reference order) at `i & mask`.
+    all: Vec<u32>,
+    /// How many codes were recorded overall.
+    total: u64,
+    /// Per region, how many codes were recorded.
+    counts: Vec<u64>,
+    /// Per region, its ring: its code `i` at `i & mask`.
+    rings: Vec<u32>,
 }
 
 impl RecentOutcomes {
     /// Empty rings of `window` (at least 1) references for `levels` levels.
     pub(crate) fn new(levels: usize, window: usize) -> RecentOutcomes {
         let window = window.max(1);
+        let capacity = window.next_power_of_two();
         RecentOutcomes {
             window,
             levels,
-            all: Ring::new(window),
-            regions: Vec::new(),
-            pending: Vec::new(),
-            slot: Vec::new(),
+            shift: capacity.trailing_zeros(),
+            mask: capacity - 1,
+            all: vec![0; capacity],
+            total: 0,
+            counts: Vec::new(),
+            rings: Vec::new(),
         }
     }
 
+    /// Makes room for the ring of `region`.
     fn ensure_region(&mut self, region: RegionId) {
-        if region.index() >= self.regions.len() {
-            let window = self.window;
-            self.regions
-                .resize_with(region.index() + 1, || Ring::new(window));
-            self.pending.resize(region.index() + 1, 0);
-            self.slot.resize(region.index() + 1, 0);
+        let regions = region.index() + 1;
+        if regions > self.counts.len() {
+            self.counts.resize(regions, 0);
+            self.rings.resize(regions << self.shift, 0);
         }
     }
 
-    /// Records one reference's outcome.
-    pub(crate) fn record_one(&mut self, region: RegionId, code: u32) {
-        self.ensure_region(region);
-        self.all.push(code);
-        self.regions[region.index()].push(code);
+    /// The last `min(count, window)` codes of a ring holding `count` codes, oldest
+    /// first.
+    fn in_order<'a>(&self, ring: &'a [u32], count: u64) -> impl Iterator<Item = u32> + 'a {
+        let held = count.min(self.window as u64);
+        let mask = self.mask as u64;
+        (count - held..count).map(move |i| ring[(i & mask) as usize])
     }
 
-    /// Records a batch: `codes[i]` is the outcome code of `references[i]`.
-    pub(crate) fn record(&mut self, references: &[Reference], codes: &[u32]) {
-        self.all.extend(codes);
-        // Count each region's references (one pass), keep at most N of them.
-        for reference in references {
-            let region = reference.region;
-            if region.index() >= self.pending.len() {
-                self.ensure_region(region);
-            }
-            self.pending[region.index()] += 1;
+    /// Folds a ring into the window of one level.
+    fn window_of(&self, ring: &[u32], count: u64, level: usize) -> OutcomeWindow {
+        let mut window = OutcomeWindow::new(self.window);
+        for code in self.in_order(ring, count) {
+            window.push(Outcome::involvement_of_code(code, level));
         }
-        let mut left = 0;
-        for (region, pending) in self.pending.iter_mut().enumerate() {
-            if *pending > 0 {
-                *pending = (*pending).min(self.window);
-                left += *pending;
-                self.slot[region] = self.regions[region].reserve(*pending);
-            }
-        }
-        // Walk back from the end until every region has its last codes.
-        let window = self.window;
-        for (reference, &code) in references.iter().zip(codes).rev() {
-            if left == 0 {
-                break;
-            }
-            let r = reference.region.index();
-            if self.pending[r] == 0 {
-                continue;
-            }
-            self.pending[r] -= 1;
-            left -= 1;
-            let slot = &mut self.slot[r];
-            self.regions[r].codes[*slot] = code;
-            *slot = if *slot == 0 { window - 1 } else { *slot - 1 };
-        }
+        window
     }
 
     /// The miss rate of `level` over the last N references.
     pub(crate) fn level(&self, level: usize) -> Option<f64> {
         (level < self.levels)
-            .then(|| self.all.window(level).miss_rate())
+            .then(|| self.window_of(&self.all, self.total, level).miss_rate())
             .flatten()
     }
 
     /// The miss rate of `level` over the last N references of `region`.
     pub(crate) fn region(&self, region: RegionId, level: usize) -> Option<f64> {
-        let ring = self.regions.get(region.index())?;
+        let r = region.index();
+        let count = *self.counts.get(r)?;
+        let ring = &self.rings[r << self.shift..(r + 1) << self.shift];
         (level < self.levels)
-            .then(|| ring.window(level).miss_rate())
+            .then(|| self.window_of(ring, count, level).miss_rate())
             .flatten()
     }
 
@@ -187,20 +108,66 @@ impl RecentOutcomes {
             window: self.window,
             ..TemperatureConfig::standard(self.levels)
         });
-        for code in self.all.in_order() {
+        for code in self.in_order(&self.all, self.total) {
             temperature.record(&Outcome::from_code(code));
         }
         temperature
     }
 }
 
+impl CodeSink for RecentOutcomes {
+    fn record(&mut self, region: RegionId, code: u32) {
+        self.ensure_region(region);
+        let r = region.index();
+        self.all[self.total as usize & self.mask] = code;
+        self.total += 1;
+        let at = r << self.shift | (self.counts[r] as usize & self.mask);
+        self.counts[r] += 1;
+        self.rings[at] = code;
+    }
+
+    const LINKS: bool = true;
+
+    fn record_batch(
+        &mut self,
+        references: &[Reference],
+        served: &[u8],
+        tally: &BatchTally,
+        code_of: &[u32],
+    ) {
+        let n = references.len().min(served.len());
+        let code = |i: usize| code_of[usize::from(served[i])];
+        // Overall: the batch's last codes, each at its place in the ring.
+        for i in n.saturating_sub(self.mask + 1)..n {
+            self.all[(self.total as usize + i) & self.mask] = code(i);
+        }
+        self.total += n as u64;
+        // Per region: its last codes, found from its last reference back.
+        for (r, region) in tally.regions.iter().enumerate() {
+            let batch = region.references();
+            if batch == 0 {
+                continue;
+            }
+            self.ensure_region(RegionId(r as u16));
+            let (mut next, end) = (region.last as usize, self.counts[r] + batch);
+            for ordinal in (end - batch.min(self.window as u64)..end).rev() {
+                let i = next - 1;
+                self.rings[r << self.shift | (ordinal as usize & self.mask)] = code(i);
+                next = tally.previous[i] as usize;
+            }
+            self.counts[r] = end;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tally::tally as tally_one;
     use crate::window::WindowedMissRate;
 
     #[test]
-    fn bulk_recording_equals_per_reference_windows() {
+    fn rings_equal_per_reference_windows() {
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         let mut next = move || {
             x ^= x << 13;
@@ -208,34 +175,41 @@ mod tests {
             x ^= x << 17;
             x
         };
-        for window in [1, 3, 7, 64] {
-            let mut bulk = RecentOutcomes::new(3, window);
-            let mut one = RecentOutcomes::new(3, window);
+        let code_of: Vec<u32> = (0..4).map(|s| Outcome::served(s, 3).code()).collect();
+        for window in [1, 3, 7, 64, 100] {
+            let (mut one, mut batched) = (
+                RecentOutcomes::new(3, window),
+                RecentOutcomes::new(3, window),
+            );
             let mut rates = WindowedMissRate::new(3, window);
             for batch in [0, 1, 5, 2, 100, 9, 300] {
-                let references: Vec<Reference> = (0..batch)
-                    .map(|_| {
-                        let region = RegionId((next() % 4) as u16 * (next() % 2) as u16);
-                        Reference::read(0, 1).with(region, Default::default())
-                    })
-                    .collect();
-                let codes: Vec<u32> = (0..batch)
-                    .map(|_| Outcome::served((next() % 4) as usize, 3).code())
-                    .collect();
-                bulk.record(&references, &codes);
-                for (r, &code) in references.iter().zip(&codes) {
-                    one.record_one(r.region, code);
-                    rates.record(r.region, &Outcome::from_code(code));
+                let (mut references, mut served) = (Vec::new(), Vec::new());
+                for _ in 0..batch {
+                    let region = RegionId((next() % 4) as u16 * (next() % 2) as u16);
+                    let by = (next() % 4) as u8;
+                    let outcome = Outcome::served(usize::from(by), 3);
+                    one.record(region, outcome.code());
+                    rates.record(region, &outcome);
+                    references.push(Reference::read(0, 1).with(region, Default::default()));
+                    served.push(by);
                 }
+                let mut tally = BatchTally::default();
+                let (regions, previous) = tally.start(batch, 4, true);
+                for (i, r) in references.iter().enumerate() {
+                    // SAFETY: `i < batch` and regions are below 4.
+                    unsafe { tally_one::<true>(regions, previous, i, r.region, r.kind) };
+                }
+                batched.record_batch(&references, &served, &tally, &code_of);
                 for level in 0..3 {
-                    assert_eq!(bulk.level(level), rates.level(level), "{window}");
                     assert_eq!(one.level(level), rates.level(level), "{window}");
+                    assert_eq!(batched.level(level), rates.level(level), "{window}");
                     for region in 0..4 {
                         let region = RegionId(region);
-                        assert_eq!(bulk.region(region, level), rates.region(region, level));
                         assert_eq!(one.region(region, level), rates.region(region, level));
+                        assert_eq!(batched.region(region, level), rates.region(region, level));
                     }
                 }
+                assert_eq!(batched.temperature().value(0), one.temperature().value(0));
             }
         }
     }

@@ -5,23 +5,22 @@
 //! This is the loop behind `memlens cache simulate`. The caller owns the source and
 //! feeds references as they come: in batches ([`Simulation::access_all`]), one at a
 //! time through a [`Feed`] that batches them, or singly ([`Simulation::access`]);
-//! the simulation never sees a file. A batch takes one tight loop: the hierarchy's
-//! statistics-only path, which also stores each outcome as a code, then the last
-//! outcomes of the batch, overall and per region, copied in bulk into the rings the
-//! windowed miss rates and the temperature are folded from when a summary is asked
-//! for (see `recent`).
+//! the simulation never sees a file. A batch takes the hierarchy's statistics-only
+//! loop (`batch`), which hands the outcomes, as codes, to the rings of the last
+//! outcomes overall and per region that the windowed miss rates and the temperature
+//! are folded from when a summary is asked for (see `recent`).
 
 use crate::config::HierarchyConfig;
 use crate::events::NoEvents;
 use crate::geometry::ConfigError;
 use crate::hierarchy::Hierarchy;
+use crate::outcome::CodeSink;
 use crate::recent::RecentOutcomes;
 use crate::reference::{Reference, RegionId};
 use crate::region::UNNAMED_REGION;
 use crate::summary::{LevelActivity, LevelSummary, RegionSummary, SimulationSummary};
 
-/// References a [`Feed`] gathers before simulating them, and the largest batch
-/// [`Simulation::access_all`] simulates at once.
+/// References a [`Feed`] gathers before simulating them.
 const BATCH: usize = 16 * 1024;
 
 /// A cache hierarchy being fed a trace, with everything its summary needs.
@@ -30,8 +29,6 @@ pub struct Simulation {
     cache: Hierarchy,
     /// The last outcomes, overall and per region.
     recent: RecentOutcomes,
-    /// The outcome codes of the batch being simulated (scratch).
-    codes: Vec<u32>,
     /// References a [`Feed`] gathered and has not simulated yet.
     gathered: Vec<Reference>,
     /// Region names by id; an empty name means the source named none.
@@ -83,7 +80,6 @@ impl Simulation {
         Ok(Simulation {
             cache,
             recent: RecentOutcomes::new(levels, window),
-            codes: Vec::new(),
             gathered: Vec::new(),
             region_names: Vec::new(),
             labels: 0,
@@ -93,17 +89,13 @@ impl Simulation {
     /// Simulates one reference.
     pub fn access(&mut self, reference: &Reference) {
         let outcome = self.cache.access(reference, &mut NoEvents);
-        self.recent.record_one(reference.region, outcome.code());
+        self.recent.record(reference.region, outcome.code());
     }
 
     /// Simulates references in order: the same as [`Simulation::access`] on each,
-    /// in one tight loop per batch.
+    /// in one tight loop.
     pub fn access_all(&mut self, references: &[Reference]) {
-        for batch in references.chunks(BATCH) {
-            self.codes.resize(batch.len(), 0);
-            self.cache.run_coded(batch, &mut self.codes);
-            self.recent.record(batch, &self.codes);
-        }
+        self.cache.run_into(references, &mut self.recent);
     }
 
     /// Returns a [`Feed`] that takes references one at a time and simulates them in

@@ -16,7 +16,8 @@
 //!   no-write-allocate traffic arriving from above. *Write-backs* are dirty lines
 //!   arriving from the level above; they are counted apart from demand accesses.
 
-use crate::reference::RegionId;
+use crate::reference::{AccessKind, RegionId};
+use crate::tally::RegionTally;
 
 /// The counters of one level (for one region, or summed over all).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -142,6 +143,37 @@ impl Statistics {
     pub(crate) fn record_single(&mut self, region: RegionId, write: bool, level: usize) {
         let row = region.index() * 2 + usize::from(write);
         self.single[row * (self.levels + 1) + level] += 1;
+    }
+
+    /// Adds a batch of single-line references as the batched loop counts them (the
+    /// same as [`Statistics::record_single`] on each): per region and access kind,
+    /// `regions[region].kinds[kind]` references, of which
+    /// `below[(region × 4 + kind) × (levels + 1) + level]` were served by `level`,
+    /// for every level below the first (the rest by the first). Zeroes `below`.
+    pub(crate) fn add_batch(&mut self, regions: &[RegionTally], below: &mut [u32]) {
+        let width = self.levels + 1;
+        for (region, tally) in regions.iter().enumerate() {
+            for (kind, &count) in tally.kinds.iter().enumerate() {
+                if count == 0 {
+                    continue;
+                }
+                let store = usize::from(kind == AccessKind::Write as usize);
+                let (row, at) = ((region * 2 + store) * width, (region * 4 + kind) * width);
+                let (Some(served), Some(lower)) = (
+                    self.single.get_mut(row..row + width),
+                    below.get_mut(at..at + width),
+                ) else {
+                    continue;
+                };
+                let mut first = u64::from(count);
+                for (level, lower) in lower.iter_mut().enumerate().skip(1) {
+                    let lower = u64::from(std::mem::take(lower));
+                    served[level] += lower;
+                    first -= lower;
+                }
+                served[0] += first;
+            }
+        }
     }
 
     /// Records, for a fast path, that a line of `region` was served by `level`.

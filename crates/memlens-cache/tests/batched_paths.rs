@@ -1,8 +1,11 @@
 //! The batched statistics loop (`Hierarchy::run`, and `Simulation::access_all` with
 //! its outcome codes) against the plain per-reference general path, on random
 //! streams and every policy, inclusion and write policy, with the shapes the batched
-//! loop is specialised for (one to three levels; eight ways everywhere, or mixed
-//! ways). Counts, resident lines, windowed miss rates and temperature must be equal.
+//! loop is specialised for (one to three levels and more; eight ways everywhere, or
+//! mixed ways; 64-byte lines or not; power-of-two set counts or not) and the cases
+//! where it stops (references that span lines, regions not seen before, dirty
+//! victims at every level). Counts, resident lines, windowed miss rates and
+//! temperature must be equal.
 
 use memlens_cache::{
     AccessKind, Hierarchy, HierarchyConfig, Inclusion, LabelId, LevelConfig, NoEvents, Reference,
@@ -119,6 +122,126 @@ fn batched_statistics_equal_the_general_path_for_every_policy() {
                         assert_eq!(bulk.summary(), single.summary(), "{what}");
                     }
                 }
+            }
+        }
+    }
+}
+
+/// A random geometry: `levels` levels whose lines only grow, ways among 1 to 16,
+/// set counts powers of two or not.
+fn random_config(next: &mut impl FnMut() -> u64, levels: usize) -> HierarchyConfig {
+    let mut line = [16u64, 32, 64, 64, 64, 128][(next() % 6) as usize];
+    let uniform = next().is_multiple_of(2);
+    let ways_all = [4u32, 8, 16][(next() % 3) as usize];
+    let levels = (0..levels)
+        .map(|i| {
+            if next().is_multiple_of(4) {
+                line = (line * 2).min(256);
+            }
+            let ways = if uniform {
+                ways_all
+            } else {
+                [1u32, 2, 3, 4, 6, 8, 12, 16][(next() % 8) as usize]
+            };
+            let sets = if next().is_multiple_of(3) {
+                [3u64, 5, 6, 12][(next() % 4) as usize] << i
+            } else {
+                4u64 << (next() % 3 + i as u64)
+            };
+            let replacement =
+                [Replacement::Lru, Replacement::Lru, Replacement::Fifo][(next() % 3) as usize];
+            LevelConfig::new(
+                format!("L{}", i + 1),
+                sets * u64::from(ways) * line,
+                ways,
+                line as u32,
+            )
+            .with_replacement(replacement)
+        })
+        .collect();
+    HierarchyConfig::new(levels)
+}
+
+/// Random references over `span` bytes, stores often (dirty victims at every
+/// level), a few spanning two lines, of `regions` regions whose ids grow along the
+/// trace (regions not seen before in the middle of a batch).
+fn stream_of(
+    next: &mut impl FnMut() -> u64,
+    count: usize,
+    span: u64,
+    regions: u64,
+) -> Vec<Reference> {
+    (0..count)
+        .map(|i| {
+            let addr = 0x10_0000 + next() % span;
+            let size = if next().is_multiple_of(50) {
+                64
+            } else {
+                [1u16, 4, 8][(next() % 3) as usize]
+            };
+            let addr = if size == 1 {
+                addr
+            } else {
+                addr & !(u64::from(size) - 1)
+            };
+            let kind = [
+                AccessKind::Read,
+                AccessKind::Write,
+                AccessKind::Modify,
+                AccessKind::Instruction,
+            ][(next() % 4) as usize];
+            // Region ids appear one after another, the largest last.
+            let seen = 1 + (i as u64 * regions / count as u64);
+            let region = RegionId((next() % seen) as u16 * 3);
+            Reference::new(kind, addr, size).with(region, LabelId::NONE)
+        })
+        .collect()
+}
+
+#[test]
+fn batched_simulations_equal_reference_by_reference_ones_on_any_geometry() {
+    let mut next = stream(0xB47C4);
+    for case in 0..60 {
+        let levels = 1 + case % 5;
+        let config = random_config(&mut next, levels);
+        let what = format!("case {case}: {config:?}");
+        let regions = 1 + next() % 9;
+        let references = stream_of(&mut next, 6000, 24 * 1024, regions);
+        for window in [1, 7, 1000] {
+            let mut single = Simulation::new(&config, window).unwrap();
+            references.iter().for_each(|r| single.access(r));
+            // In one batch, and in batches of every size the callers use.
+            let mut whole = Simulation::new(&config, window).unwrap();
+            whole.access_all(&references);
+            assert_eq!(whole.summary(), single.summary(), "{what}, window {window}");
+            let mut pieces = Simulation::new(&config, window).unwrap();
+            for batch in references.chunks(1 + (next() % 700) as usize) {
+                pieces.access_all(batch);
+            }
+            assert_eq!(
+                pieces.summary(),
+                single.summary(),
+                "{what}, window {window}, batches"
+            );
+        }
+        let mut general = Hierarchy::new(&config).unwrap();
+        general.set_fast_path(false);
+        references.iter().for_each(|r| {
+            general.access(r, &mut NoEvents);
+        });
+        let mut batched = Hierarchy::new(&config).unwrap();
+        batched.run(&references);
+        assert_eq!(
+            format!("{:?}", batched.statistics()),
+            format!("{:?}", general.statistics()),
+            "{what}"
+        );
+        let (mut x, mut y) = (Vec::new(), Vec::new());
+        for level in 0..levels {
+            for set in 0..general.geometry(level).sets as usize {
+                batched.set_contents(level, set, &mut x);
+                general.set_contents(level, set, &mut y);
+                assert_eq!(x, y, "{what}: level {level} set {set}");
             }
         }
     }

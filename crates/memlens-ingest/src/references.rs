@@ -100,8 +100,8 @@ pub fn read_all(trace: &TraceFile, limit: usize) -> TraceReferences {
 }
 
 /// Runs every reference of `trace` through `simulation` (regions named, labels
-/// counted), a decoded block at a time, which the simulation takes in one tight loop;
-/// returns the damaged chunks, which are skipped.
+/// counted), several decoded blocks at a time, which the simulation takes in one
+/// tight loop; returns the damaged chunks, which are skipped.
 pub fn simulate(trace: &TraceFile, simulation: &mut Simulation) -> Vec<Damage> {
     let convert = |r: RefRecord| reference(&r);
     read_reference_batches_as(trace, convert, &mut |item| match item {

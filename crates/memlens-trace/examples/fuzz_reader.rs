@@ -1,11 +1,13 @@
 //! A bounded mutation fuzzer for the trace reader, run by `./test.sh`:
 //! builds real traces, damages them in many ways (bit flips, byte runs,
 //! truncation, chunk splices, random garbage) and reads each one back through
-//! every entry point (index, metadata, time merge, dump). Any panic fails.
+//! every entry point (index, metadata, time merge, dump, the cache lens's
+//! reference blocks). Any panic fails.
 //! (`fuzz/` has the coverage-guided cargo-fuzz target for longer runs.)
 //!
 //! Usage: `cargo run --release -p memlens-trace --example fuzz_reader -- [ITERATIONS]`
 
+use memlens_trace::refs::{RefKind, RefRecord, ReferenceWriter, read_references};
 use memlens_trace::{
     AllocFn, ClockSource, Event, EventStream, Mapping, Meta, Metadata, ProcessInfo, TraceFile,
     TraceWriter, Unmapping,
@@ -146,7 +148,50 @@ fn seed_trace(rng: &mut Rng) -> Vec<u8> {
             w.event(&e).expect("event");
         }
     }
+    if rng.below(2) == 0 {
+        write_references(rng, &mut w);
+    }
     w.finish().expect("finish")
+}
+
+/// Writes a cache-lens reference stream: strided and random addresses, named
+/// regions and labels, every kind and size, small and large label ids.
+fn write_references(rng: &mut Rng, w: &mut TraceWriter<Vec<u8>>) {
+    const KINDS: [RefKind; 4] = [
+        RefKind::Read,
+        RefKind::Write,
+        RefKind::Modify,
+        RefKind::Instruction,
+    ];
+    let mut refs = ReferenceWriter::new();
+    let (mut addr, mut label, mut region) = (0x1000u64, 0u16, 0u16);
+    for i in 0..(100 + rng.below(40_000)) {
+        if i % 5000 == 0 {
+            region += 1;
+            let start = 0x1000 * u64::from(region);
+            refs.region(w, region, start, 0x1000, &format!("r{region}"))
+                .expect("region");
+            label = if rng.below(2) == 0 {
+                rng.below(100) as u16
+            } else {
+                rng.next() as u16
+            };
+            refs.label(w, label, &format!("l{label}")).expect("label");
+        }
+        addr = match rng.below(8) {
+            0 => rng.next(),
+            _ => addr.wrapping_add(8),
+        };
+        let record = RefRecord {
+            addr,
+            size: [1, 4, 8, 64, 300][rng.below(5)],
+            kind: KINDS[rng.below(4)],
+            region,
+            label,
+        };
+        refs.reference(w, record).expect("reference");
+    }
+    refs.finish(w).expect("references");
 }
 
 fn mutate(rng: &mut Rng, mut b: Vec<u8>) -> Vec<u8> {
@@ -201,6 +246,9 @@ fn read_all(path: &std::path::Path) {
         let _ = stream.take_damage();
         let mut sink = std::io::sink();
         let _ = memlens_trace::dump::dump(&trace, &mut sink);
+        // Through the block decoder the simulator uses (its unchecked loop is
+        // compared with the checked one on damaged blocks in `refs/block.rs`).
+        let _ = read_references(&trace, &mut |_| {});
     }
 }
 

@@ -35,8 +35,12 @@ use std::io::{self, Write};
 use crate::encode::ChunkBuilder;
 use crate::format::ChunkKind;
 use crate::reader::{Damage, TraceFile};
-use crate::varint::{Cursor, put_str, put_u64, unzigzag, zigzag};
+use crate::varint::{Cursor, put_str, put_u64};
 use crate::writer::TraceWriter;
+
+mod block;
+
+pub use block::{decode_block, encode_block};
 
 /// Tags of reference-chunk records.
 pub mod ref_tag {
@@ -51,8 +55,9 @@ pub mod ref_tag {
 /// The most references in one block (the writer's block size).
 pub const BLOCK_REFERENCES: usize = 16 * 1024;
 
-/// The largest block count a reader accepts (a guard against hostile lengths).
-const MAX_BLOCK_REFERENCES: u64 = 1 << 22;
+/// The references [`read_reference_batches_as`] gathers before handing them over:
+/// a few blocks, so that a consumer's cost per batch is spread over many.
+pub const GATHER: usize = 4 * BLOCK_REFERENCES;
 
 /// What a reference does (the op byte's low two bits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,144 +124,6 @@ pub enum RefItem {
     Reference(RefRecord),
 }
 
-/// The per-label prediction state.
-#[derive(Debug, Clone, Copy, Default)]
-struct Prediction {
-    addr: u64,
-    stride: u64,
-    size: u16,
-    region: u16,
-}
-
-impl Prediction {
-    fn next_addr(&self) -> u64 {
-        self.addr.wrapping_add(self.stride)
-    }
-
-    fn advance(&mut self, addr: u64) {
-        self.stride = addr.wrapping_sub(self.addr);
-        self.addr = addr;
-    }
-}
-
-fn state(table: &mut Vec<Prediction>, label: u16) -> &mut Prediction {
-    let i = usize::from(label);
-    if table.len() <= i {
-        grow(table, label);
-    }
-    &mut table[i]
-}
-
-/// Makes room in a prediction table for `label` (rare: once per new label).
-#[cold]
-fn grow(table: &mut Vec<Prediction>, label: u16) {
-    table.resize(usize::from(label) + 1, Prediction::default());
-}
-
-/// Encodes one block of references (the body of a `0x92` record).
-pub fn encode_block(references: &[RefRecord], out: &mut Vec<u8>) {
-    let (mut ops, mut labels, mut deltas, mut extras) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let mut table = Vec::new();
-    let mut previous_label = 0u16;
-    for r in references {
-        let mut op = r.kind as u8;
-        if r.label != previous_label {
-            op |= 1 << 2;
-            put_u64(&mut labels, u64::from(r.label));
-            previous_label = r.label;
-        }
-        let p = state(&mut table, r.label);
-        if r.size != p.size {
-            op |= 1 << 3;
-            put_u64(&mut extras, u64::from(r.size));
-            p.size = r.size;
-        }
-        if r.region != p.region {
-            op |= 1 << 4;
-            put_u64(&mut extras, u64::from(r.region));
-            p.region = r.region;
-        }
-        put_u64(
-            &mut deltas,
-            zigzag(r.addr.wrapping_sub(p.next_addr()) as i64),
-        );
-        p.advance(r.addr);
-        ops.push(op);
-    }
-    put_u64(out, references.len() as u64);
-    for column in [&ops, &labels, &deltas, &extras] {
-        put_u64(out, column.len() as u64);
-        out.extend_from_slice(column);
-    }
-}
-
-/// Decodes one block body, calling `emit` for each reference in order.
-pub fn decode_block(body: &[u8], emit: &mut dyn FnMut(RefRecord)) -> Result<(), &'static str> {
-    decode_block_with(body, emit)
-}
-
-/// [`decode_block`] with the call to `emit` inlined into the loop.
-#[inline]
-fn decode_block_with(body: &[u8], mut emit: impl FnMut(RefRecord)) -> Result<(), &'static str> {
-    let mut cur = Cursor::new(body);
-    let count = cur.u64().ok_or("the block's count is truncated")?;
-    if count > MAX_BLOCK_REFERENCES {
-        return Err("the block claims too many references");
-    }
-    fn column<'a>(cur: &mut Cursor<'a>) -> Result<&'a [u8], &'static str> {
-        let len = cur.u64().ok_or("a column length is truncated")?;
-        let len = usize::try_from(len).map_err(|_| "a column length is impossible")?;
-        cur.bytes(len).ok_or("a column is truncated")
-    }
-    let ops = column(&mut cur)?;
-    let mut labels = Cursor::new(column(&mut cur)?);
-    let mut deltas = Cursor::new(column(&mut cur)?);
-    let mut extras = Cursor::new(column(&mut cur)?);
-    let count = count as usize; // At most MAX_BLOCK_REFERENCES.
-    // The prediction state per label, grown only when a new label comes (label 0's
-    // is there from the start), so the lookup per reference is a plain index.
-    let mut table = vec![Prediction::default()];
-    let mut label = 0u16;
-    for &op in &ops[..count.min(ops.len())] {
-        if op >> 5 != 0 {
-            return Err("an op byte has unknown bits set");
-        }
-        if op & (1 << 2) != 0 {
-            label = u16::try_from(labels.u64().ok_or("the labels column is short")?)
-                .map_err(|_| "a label id is too large")?;
-            if usize::from(label) >= table.len() {
-                grow(&mut table, label);
-            }
-        }
-        let Some(p) = table.get_mut(usize::from(label)) else {
-            unreachable!("the table grows with every new label")
-        };
-        if op & (1 << 3) != 0 {
-            p.size = u16::try_from(extras.u64().ok_or("the extras column is short")?)
-                .map_err(|_| "a size is too large")?;
-        }
-        if op & (1 << 4) != 0 {
-            p.region = u16::try_from(extras.u64().ok_or("the extras column is short")?)
-                .map_err(|_| "a region id is too large")?;
-        }
-        let delta = unzigzag(deltas.u64().ok_or("the deltas column is short")?);
-        let addr = p.next_addr().wrapping_add(delta as u64);
-        p.advance(addr);
-        emit(RefRecord {
-            addr,
-            size: p.size,
-            kind: RefKind::from_bits(op),
-            region: p.region,
-            label,
-        });
-    }
-    if ops.len() < count {
-        return Err("the ops column is short");
-    }
-    Ok(())
-}
-
 /// Decodes the payload of a reference chunk, calling `emit` for every item.
 /// Returns the payload offset and reason of the first malformed record, if any;
 /// items before it have been emitted.
@@ -272,13 +139,14 @@ pub fn decode_payload(
 }
 
 /// What [`read_reference_batches`] delivers: a region or label, or the references
-/// of one block (up to [`BLOCK_REFERENCES`]) at once, as [`RefRecord`]s or, through
-/// [`read_reference_batches_as`], already converted to the consumer's own type.
+/// of one block (up to [`BLOCK_REFERENCES`]; [`read_reference_batches_as`] gathers
+/// several) at once, as [`RefRecord`]s or, through [`read_reference_batches_as`],
+/// already converted to the consumer's own type.
 #[derive(Debug)]
 pub enum RefBatch<'a, T = RefRecord> {
     /// A region or a label ([`RefItem::Reference`] never comes this way).
     Item(RefItem),
-    /// The references of one block, in order.
+    /// The references of one block (or, gathered, of several), in order.
     References(&'a [T]),
 }
 
@@ -301,18 +169,51 @@ pub fn decode_payload_batches_as<T>(
     convert: impl Fn(RefRecord) -> T,
     emit: &mut dyn FnMut(RefBatch<'_, T>),
 ) -> Result<(), (usize, &'static str)> {
+    block.clear();
+    decode_payload_gathering(payload, block, 0, &convert, emit)
+}
+
+/// [`decode_payload_batches_as`] gathering the references of several blocks: they
+/// are appended to `block`, which is handed to `emit` (and cleared) once it holds
+/// `gather` references or more, before any region or label, and before a malformed
+/// record is reported; the caller hands over what is left at its end.
+fn decode_payload_gathering<T>(
+    payload: &[u8],
+    block: &mut Vec<T>,
+    gather: usize,
+    convert: &impl Fn(RefRecord) -> T,
+    emit: &mut dyn FnMut(RefBatch<'_, T>),
+) -> Result<(), (usize, &'static str)> {
+    let flush = |block: &mut Vec<T>, emit: &mut dyn FnMut(RefBatch<'_, T>)| {
+        if !block.is_empty() {
+            emit(RefBatch::References(block));
+            block.clear();
+        }
+    };
     let mut cur = Cursor::new(payload);
     while !cur.is_empty() {
         let at = cur.position();
-        let tag = cur.u8().ok_or((at, "truncated record"))?;
-        let len = cur.u64().ok_or((at, "truncated record length"))?;
-        let len = usize::try_from(len).map_err(|_| (at, "impossible record length"))?;
-        let body = cur
-            .bytes(len)
-            .ok_or((at, "the record runs past the chunk"))?;
+        let malformed = |reason| (at, reason);
+        let Some(tag) = cur.u8() else {
+            flush(block, emit);
+            return Err(malformed("truncated record"));
+        };
+        let body = match cur.u64().map(usize::try_from) {
+            None => Err("truncated record length"),
+            Some(Err(_)) => Err("impossible record length"),
+            Some(Ok(len)) => cur.bytes(len).ok_or("the record runs past the chunk"),
+        };
+        let body = match body {
+            Ok(body) => body,
+            Err(reason) => {
+                flush(block, emit);
+                return Err(malformed(reason));
+            }
+        };
         let mut b = Cursor::new(body);
         match tag {
             ref_tag::REGION => {
+                flush(block, emit);
                 let id = b.u64().and_then(|v| u16::try_from(v).ok());
                 let (start, len, name) = (b.u64(), b.u64(), b.string());
                 match (id, start, len, name) {
@@ -324,33 +225,23 @@ pub fn decode_payload_batches_as<T>(
                             name,
                         }))
                     }
-                    _ => return Err((at, "malformed region record")),
+                    _ => return Err(malformed("malformed region record")),
                 }
             }
-            ref_tag::LABEL => match (b.u64().and_then(|v| u16::try_from(v).ok()), b.string()) {
-                (Some(id), Some(text)) => emit(RefBatch::Item(RefItem::Label { id, text })),
-                _ => return Err((at, "malformed label record")),
-            },
+            ref_tag::LABEL => {
+                flush(block, emit);
+                match (b.u64().and_then(|v| u16::try_from(v).ok()), b.string()) {
+                    (Some(id), Some(text)) => emit(RefBatch::Item(RefItem::Label { id, text })),
+                    _ => return Err(malformed("malformed label record")),
+                }
+            }
             ref_tag::BLOCK => {
-                block.clear();
-                // Room for the whole block (as many references as it claims, capped
-                // as the decoder caps it), written in place: a push per reference
-                // would store the length back to memory every time.
-                let claimed = Cursor::new(body).u64().unwrap_or(0);
-                block.reserve(claimed.min(MAX_BLOCK_REFERENCES) as usize);
-                let (spare, mut written) = (block.spare_capacity_mut(), 0);
-                let decoded = decode_block_with(body, |r| {
-                    if let Some(slot) = spare.get_mut(written) {
-                        slot.write(convert(r));
-                        written += 1;
-                    }
-                });
-                // SAFETY: the first `written` slots of the spare capacity were
-                // initialised just above, in order.
-                unsafe { block.set_len(written) };
-                // The references before a malformed one are delivered too.
-                emit(RefBatch::References(block));
-                decoded.map_err(|reason| (at, reason))?;
+                let decoded = block::decode_block_into(body, block, convert);
+                if decoded.is_err() || block.len() >= gather {
+                    // The references before a malformed one are delivered too.
+                    flush(block, emit);
+                }
+                decoded.map_err(malformed)?;
             }
             _ => {} // A record of a newer writer: skipped.
         }
@@ -477,30 +368,42 @@ pub fn read_reference_batches(
 }
 
 /// [`read_reference_batches`] delivering references converted by `convert` (see
-/// [`decode_payload_batches_as`]).
+/// [`decode_payload_batches_as`]), several blocks at a time (up to [`GATHER`]
+/// references, or fewer when a region or label comes between).
 pub fn read_reference_batches_as<T>(
     trace: &TraceFile,
     convert: impl Fn(RefRecord) -> T + Copy,
     emit: &mut dyn FnMut(RefBatch<'_, T>),
 ) -> Vec<Damage> {
-    let mut block = Vec::with_capacity(BLOCK_REFERENCES);
+    let mut block = Vec::with_capacity(GATHER + BLOCK_REFERENCES);
     let mut damage: Vec<Damage> = trace.index_damage().to_vec();
     let (mut scratch, mut payload) = (Vec::new(), Vec::new());
+    // One decompression context for every chunk (the trace's own makes one per
+    // chunk), when the file can be opened again.
+    let mut reader = trace.chunk_reader().ok();
     for chunk in trace.chunks() {
         if chunk.header.kind != ChunkKind::References {
             continue;
         }
-        if let Err(d) = trace.read_payload(chunk, &mut scratch, &mut payload) {
+        let read = match &mut reader {
+            Some(reader) => reader.read_payload(chunk, &mut scratch, &mut payload),
+            None => trace.read_payload(chunk, &mut scratch, &mut payload),
+        };
+        if let Err(d) = read {
             damage.push(d);
             continue;
         }
-        if let Err((at, reason)) = decode_payload_batches_as(&payload, &mut block, convert, emit) {
+        let decoded = decode_payload_gathering(&payload, &mut block, GATHER, &convert, emit);
+        if let Err((at, reason)) = decoded {
             damage.push(Damage {
                 offset: chunk.offset,
                 reason: format!("{reason} at payload offset {at} of the reference chunk"),
                 skipped: 0,
             });
         }
+    }
+    if !block.is_empty() {
+        emit(RefBatch::References(&block));
     }
     damage.sort_by_key(|d| d.offset);
     damage

@@ -1,0 +1,504 @@
+//! One block of references (the body of a `0x92` record, see the parent module):
+//! its encoding, and its decoding one reference at a time ([`decode_block`]) or into
+//! a slice ([`decode_block_into`], what the cache simulator reads with).
+//!
+//! Both decoders read the block's header the same way ([`Columns::parse`]). The
+//! slice decoder has a fast loop for the usual block — every op byte valid and the
+//! ops column as long as the block claims, checked once for the whole block — that
+//! reads the columns by index with one-byte varints inline, and otherwise runs the
+//! same loop as [`decode_block`]. The results, including where and why a malformed
+//! block stops, are the same either way (tested on random and damaged blocks).
+
+use crate::refs::{RefKind, RefRecord};
+use crate::varint::{Cursor, put_u64, unzigzag, zigzag};
+
+/// The largest block count a reader accepts (a guard against hostile lengths).
+pub(super) const MAX_BLOCK_REFERENCES: u64 = 1 << 22;
+
+/// The op byte's bits beyond the kind: a new label, a new size, a new region.
+const NEW_LABEL: u8 = 1 << 2;
+const NEW_SIZE: u8 = 1 << 3;
+const NEW_REGION: u8 = 1 << 4;
+/// The op byte's bits no writer sets.
+const UNKNOWN: u8 = !0x1F;
+
+/// The per-label prediction state (32 bytes, so that a table is indexed by a shift).
+#[derive(Debug, Clone, Copy, Default)]
+#[repr(align(32))]
+pub(super) struct Prediction {
+    addr: u64,
+    stride: u64,
+    size: u16,
+    region: u16,
+}
+
+impl Prediction {
+    fn next_addr(&self) -> u64 {
+        self.addr.wrapping_add(self.stride)
+    }
+
+    fn advance(&mut self, addr: u64) {
+        self.stride = addr.wrapping_sub(self.addr);
+        self.addr = addr;
+    }
+}
+
+fn state(table: &mut Vec<Prediction>, label: u16) -> &mut Prediction {
+    let i = usize::from(label);
+    if table.len() <= i {
+        grow(table, label);
+    }
+    &mut table[i]
+}
+
+/// Makes room in a prediction table for `label` (rare: once per new label).
+#[cold]
+fn grow(table: &mut Vec<Prediction>, label: u16) {
+    table.resize(usize::from(label) + 1, Prediction::default());
+}
+
+/// Encodes one block of references (the body of a `0x92` record).
+pub fn encode_block(references: &[RefRecord], out: &mut Vec<u8>) {
+    let (mut ops, mut labels, mut deltas, mut extras) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut table = Vec::new();
+    let mut previous_label = 0u16;
+    for r in references {
+        let mut op = r.kind as u8;
+        if r.label != previous_label {
+            op |= NEW_LABEL;
+            put_u64(&mut labels, u64::from(r.label));
+            previous_label = r.label;
+        }
+        let p = state(&mut table, r.label);
+        if r.size != p.size {
+            op |= NEW_SIZE;
+            put_u64(&mut extras, u64::from(r.size));
+            p.size = r.size;
+        }
+        if r.region != p.region {
+            op |= NEW_REGION;
+            put_u64(&mut extras, u64::from(r.region));
+            p.region = r.region;
+        }
+        put_u64(
+            &mut deltas,
+            zigzag(r.addr.wrapping_sub(p.next_addr()) as i64),
+        );
+        p.advance(r.addr);
+        ops.push(op);
+    }
+    put_u64(out, references.len() as u64);
+    for column in [&ops, &labels, &deltas, &extras] {
+        put_u64(out, column.len() as u64);
+        out.extend_from_slice(column);
+    }
+}
+
+/// A block's count and columns.
+struct Columns<'a> {
+    count: usize,
+    ops: &'a [u8],
+    labels: &'a [u8],
+    deltas: &'a [u8],
+    extras: &'a [u8],
+}
+
+impl<'a> Columns<'a> {
+    /// Reads a block's header.
+    fn parse(body: &'a [u8]) -> Result<Columns<'a>, &'static str> {
+        let mut cur = Cursor::new(body);
+        let count = cur.u64().ok_or("the block's count is truncated")?;
+        if count > MAX_BLOCK_REFERENCES {
+            return Err("the block claims too many references");
+        }
+        fn column<'a>(cur: &mut Cursor<'a>) -> Result<&'a [u8], &'static str> {
+            let len = cur.u64().ok_or("a column length is truncated")?;
+            let len = usize::try_from(len).map_err(|_| "a column length is impossible")?;
+            cur.bytes(len).ok_or("a column is truncated")
+        }
+        Ok(Columns {
+            count: count as usize, // At most MAX_BLOCK_REFERENCES.
+            ops: column(&mut cur)?,
+            labels: column(&mut cur)?,
+            deltas: column(&mut cur)?,
+            extras: column(&mut cur)?,
+        })
+    }
+
+    /// Decodes every reference, calling `emit` for each, up to the first malformed
+    /// one.
+    #[inline]
+    fn decode(&self, mut emit: impl FnMut(RefRecord)) -> Result<(), &'static str> {
+        let mut labels = Cursor::new(self.labels);
+        let mut deltas = Cursor::new(self.deltas);
+        let mut extras = Cursor::new(self.extras);
+        // The prediction state per label, grown only when a new label comes (label
+        // 0's is there from the start), so the lookup per reference is a plain index.
+        let mut table = vec![Prediction::default()];
+        let mut label = 0u16;
+        for &op in &self.ops[..self.count.min(self.ops.len())] {
+            if op & UNKNOWN != 0 {
+                return Err("an op byte has unknown bits set");
+            }
+            if op & NEW_LABEL != 0 {
+                label = u16::try_from(labels.u64().ok_or("the labels column is short")?)
+                    .map_err(|_| "a label id is too large")?;
+                if usize::from(label) >= table.len() {
+                    grow(&mut table, label);
+                }
+            }
+            let Some(p) = table.get_mut(usize::from(label)) else {
+                unreachable!("the table grows with every new label")
+            };
+            if op & NEW_SIZE != 0 {
+                p.size = u16::try_from(extras.u64().ok_or("the extras column is short")?)
+                    .map_err(|_| "a size is too large")?;
+            }
+            if op & NEW_REGION != 0 {
+                p.region = u16::try_from(extras.u64().ok_or("the extras column is short")?)
+                    .map_err(|_| "a region id is too large")?;
+            }
+            let delta = unzigzag(deltas.u64().ok_or("the deltas column is short")?);
+            let addr = p.next_addr().wrapping_add(delta as u64);
+            p.advance(addr);
+            emit(RefRecord {
+                addr,
+                size: p.size,
+                kind: RefKind::from_bits(op),
+                region: p.region,
+                label,
+            });
+        }
+        if self.ops.len() < self.count {
+            return Err("the ops column is short");
+        }
+        Ok(())
+    }
+
+    /// Whether [`Columns::decode_clean`] may decode the block: every op valid and
+    /// present, and the labels and deltas columns holding at least one complete
+    /// varint per op that needs one. Returns whether every label is moreover a
+    /// one-byte varint (below 128), for `decode_clean`'s `SMALL`.
+    fn clean(&self) -> Option<bool> {
+        let ops = self.ops.get(..self.count)?;
+        let all = ops.iter().fold(0, |all, &op| all | op);
+        let announced = count(ops, |op| op >> 2 & 1);
+        // A varint ends with a byte below 0x80: as many of those, as many varints.
+        let complete = |column: &[u8]| count(column, |b| !b >> 7);
+        if all & UNKNOWN != 0 || complete(self.deltas) < self.count {
+            return None;
+        }
+        match self.labels.get(..announced) {
+            Some(labels) if labels.iter().fold(0, |all, &b| all | b) < 0x80 => Some(true),
+            _ => (complete(self.labels) >= announced).then_some(false),
+        }
+    }
+
+    /// [`Columns::decode`] into `out` (whose spare capacity is at least the count)
+    /// for a block that [`Columns::clean`] accepted (`SMALL`: as it returned): the
+    /// loop reads the ops, labels and deltas without a check. Returns how many
+    /// references it wrote, and the reason it stopped early.
+    #[inline]
+    fn decode_clean<T, const SMALL: bool>(
+        &self,
+        out: &mut [std::mem::MaybeUninit<T>],
+        convert: impl Fn(RefRecord) -> T,
+    ) -> (usize, Result<(), &'static str>) {
+        let (mut labels, mut deltas) = (Unchecked::new(self.labels), Unchecked::new(self.deltas));
+        let (extras, mut at_extra) = (self.extras, 0);
+        let mut small = [Prediction::default(); 128];
+        let mut table = vec![Prediction::default(); if SMALL { 0 } else { 1 }];
+        let mut label = 0u16;
+        for (written, (&op, slot)) in self.ops[..self.count].iter().zip(out).enumerate() {
+            if SMALL && op & NEW_LABEL != 0 {
+                // SAFETY: the column starts with a one-byte varint for every op
+                // announcing a label (`clean`), and each read takes one.
+                label = u16::from(unsafe { labels.byte() });
+            } else if op & NEW_LABEL != 0 {
+                // SAFETY: the column holds a varint for every op announcing a label
+                // (`clean`), and each read takes one: `labels` is not empty.
+                let id = unsafe { labels.next() };
+                let Some(Ok(id)) = id.map(u16::try_from) else {
+                    let reason = match id {
+                        None => "the labels column is short",
+                        Some(_) => "a label id is too large",
+                    };
+                    return (written, Err(reason));
+                };
+                label = id;
+                if usize::from(label) >= table.len() {
+                    grow(&mut table, label);
+                }
+            }
+            let p = if SMALL {
+                // SAFETY: `label` is 0 or one byte of the labels column, which `clean`
+                // found below 0x80, the length of `small`.
+                unsafe { small.get_unchecked_mut(usize::from(label)) }
+            } else {
+                let Some(p) = table.get_mut(usize::from(label)) else {
+                    unreachable!("the table grows with every new label")
+                };
+                p
+            };
+            if op & (NEW_SIZE | NEW_REGION) != 0 {
+                std::hint::cold_path();
+                if let Err(reason) = extras_of(op, p, extras, &mut at_extra) {
+                    return (written, Err(reason));
+                }
+            }
+            // SAFETY: as above, one delta per op.
+            let delta = unsafe { deltas.next() };
+            let Some(delta) = delta else {
+                return (written, Err("the deltas column is short"));
+            };
+            let addr = if delta == 0 {
+                // As predicted (the stride stays).
+                let addr = p.next_addr();
+                p.addr = addr;
+                addr
+            } else {
+                let addr = p.next_addr().wrapping_add(unzigzag(delta) as u64);
+                p.advance(addr);
+                addr
+            };
+            slot.write(convert(RefRecord {
+                addr,
+                size: p.size,
+                kind: RefKind::from_bits(op),
+                region: p.region,
+                label,
+            }));
+        }
+        (self.count, Ok(()))
+    }
+}
+
+/// The sum of `one(b)` (0 or 1) over `bytes`, in byte-wide vector adds.
+fn count(bytes: &[u8], one: impl Fn(u8) -> u8) -> usize {
+    let chunks = bytes.chunks(255);
+    chunks
+        .map(|chunk| usize::from(chunk.iter().fold(0u8, |n, &b| n + one(b))))
+        .sum()
+}
+
+/// A column read from its start, with no check per read.
+struct Unchecked {
+    at: *const u8,
+    end: *const u8,
+}
+
+impl Unchecked {
+    fn new(column: &[u8]) -> Unchecked {
+        let std::ops::Range { start, end } = column.as_ptr_range();
+        Unchecked { at: start, end }
+    }
+
+    /// Reads the next byte.
+    ///
+    /// # Safety
+    ///
+    /// A byte is left in the column.
+    #[inline(always)]
+    unsafe fn byte(&mut self) -> u8 {
+        // SAFETY: the caller's guarantee.
+        unsafe {
+            let byte = *self.at;
+            self.at = self.at.add(1);
+            byte
+        }
+    }
+
+    /// Reads the next varint as [`varint`] does.
+    ///
+    /// # Safety
+    ///
+    /// A byte below 0x80 (the end of a varint) is left in the column.
+    #[inline(always)]
+    unsafe fn next(&mut self) -> Option<u64> {
+        // SAFETY: the column is not empty (a byte below 0x80 is left).
+        let first = unsafe { *self.at };
+        if first < 0x80 {
+            // SAFETY: the byte just read is in the column.
+            self.at = unsafe { self.at.add(1) };
+            return Some(u64::from(first));
+        }
+        std::hint::cold_path();
+        // SAFETY: `at` and `end` bound what is left of the column.
+        let rest =
+            unsafe { std::slice::from_raw_parts(self.at, self.end.offset_from_unsigned(self.at)) };
+        let mut read = 0;
+        let value = varint(rest, &mut read);
+        // SAFETY: `varint` read `read` bytes of `rest`.
+        self.at = unsafe { self.at.add(read) };
+        value
+    }
+}
+
+/// Reads the varint at `*at` in `column`, moving `at` past it, as [`Cursor::u64`]
+/// does (at most 10 bytes, no overflow), with no call: loops stay free of calls,
+/// which would cost them registers.
+#[inline(always)]
+fn varint(column: &[u8], at: &mut usize) -> Option<u64> {
+    let first = *column.get(*at)?;
+    if first < 0x80 {
+        *at += 1;
+        return Some(u64::from(first));
+    }
+    let (mut value, mut shift, mut next) = (u64::from(first & 0x7F), 7, *at + 1);
+    loop {
+        let b = *column.get(next)?;
+        if shift == 63 && b > 1 {
+            return None; // would overflow 64 bits
+        }
+        value |= u64::from(b & 0x7F) << shift;
+        next += 1;
+        if b < 0x80 {
+            *at = next;
+            return Some(value);
+        }
+        shift += 7;
+        if shift > 63 {
+            return None;
+        }
+    }
+}
+
+/// Reads the new size and/or region that `op` announces into `p`.
+#[inline(always)]
+fn extras_of(
+    op: u8,
+    p: &mut Prediction,
+    extras: &[u8],
+    at: &mut usize,
+) -> Result<(), &'static str> {
+    if op & NEW_SIZE != 0 {
+        let size = varint(extras, at).ok_or("the extras column is short")?;
+        p.size = u16::try_from(size).map_err(|_| "a size is too large")?;
+    }
+    if op & NEW_REGION != 0 {
+        let region = varint(extras, at).ok_or("the extras column is short")?;
+        p.region = u16::try_from(region).map_err(|_| "a region id is too large")?;
+    }
+    Ok(())
+}
+
+/// Decodes one block body, calling `emit` for each reference in order; on a
+/// malformed block, the references before the malformed one are emitted and the
+/// reason returned.
+pub fn decode_block(body: &[u8], emit: &mut dyn FnMut(RefRecord)) -> Result<(), &'static str> {
+    Columns::parse(body)?.decode(emit)
+}
+
+/// [`decode_block`] appended to `out`, converting each reference with `convert`:
+/// `out` gains what [`decode_block`] would emit, converted.
+pub(super) fn decode_block_into<T>(
+    body: &[u8],
+    out: &mut Vec<T>,
+    convert: impl Fn(RefRecord) -> T,
+) -> Result<(), &'static str> {
+    let columns = Columns::parse(body)?;
+    out.reserve(columns.count);
+    let start = out.len();
+    let spare = out.spare_capacity_mut();
+    let (written, result) = match columns.clean() {
+        Some(true) => columns.decode_clean::<T, true>(spare, convert),
+        Some(false) => columns.decode_clean::<T, false>(spare, convert),
+        None => {
+            let mut written = 0;
+            let result = columns.decode(|r| {
+                if let Some(slot) = spare.get_mut(written) {
+                    slot.write(convert(r));
+                    written += 1;
+                }
+            });
+            (written, result)
+        }
+    };
+    // SAFETY: the first `written` slots of the spare capacity, after the `start`
+    // initialised ones, were initialised in order just above.
+    unsafe { out.set_len(start + written) };
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Random references: labels, sizes, regions and kinds change often, addresses
+    /// jump (multi-byte deltas) or stride; labels stay below 128 for even seeds.
+    fn random_references(seed: u64, count: usize) -> Vec<RefRecord> {
+        let labels = if seed.is_multiple_of(2) {
+            [1, 2, 3, 100, 0]
+        } else {
+            [1, 2, 3, 200, 0]
+        };
+        let mut x = seed;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut strided = 0x1000u64;
+        (0..count)
+            .map(|_| {
+                let r = next();
+                strided += 8;
+                RefRecord {
+                    addr: if r % 5 == 0 { r } else { strided },
+                    size: [8, 8, 8, 4, 300][(r >> 8) as usize % 5],
+                    kind: RefKind::from_bits((r >> 16) as u8),
+                    region: [1, 1, 2, 0, 700][(r >> 24) as usize % 5],
+                    label: labels[(r >> 32) as usize % 5],
+                }
+            })
+            .collect()
+    }
+
+    /// What the general decoder emits and returns, then what the slice decoder
+    /// appends and returns.
+    type Both = (
+        Vec<RefRecord>,
+        Result<(), &'static str>,
+        Vec<RefRecord>,
+        Result<(), &'static str>,
+    );
+
+    fn both(body: &[u8]) -> Both {
+        let mut emitted = Vec::new();
+        let general = decode_block(body, &mut |r| emitted.push(r));
+        // Appended after what is there.
+        let mut sliced = vec![RefRecord {
+            addr: 1,
+            size: 1,
+            kind: RefKind::Read,
+            region: 1,
+            label: 1,
+        }];
+        let fast = decode_block_into(body, &mut sliced, |r| r);
+        assert_eq!(sliced.remove(0).addr, 1);
+        (emitted, general, sliced, fast)
+    }
+
+    #[test]
+    fn the_slice_decoder_equals_the_general_one_on_any_block() {
+        for seed in 1..20 {
+            let refs = random_references(seed, 3000);
+            let mut body = Vec::new();
+            encode_block(&refs, &mut body);
+            let (emitted, general, sliced, fast) = both(&body);
+            assert_eq!((&emitted, general), (&refs, Ok(())));
+            assert_eq!((sliced, fast), (emitted, general));
+            // Damaged: every cut, and flipped bytes.
+            for cut in (0..body.len()).step_by(97) {
+                let (emitted, general, sliced, fast) = both(&body[..cut]);
+                assert_eq!((sliced, fast), (emitted, general), "cut at {cut}");
+                let mut flipped = body.clone();
+                flipped[cut] ^= 0x80 | (seed as u8);
+                let (emitted, general, sliced, fast) = both(&flipped);
+                assert_eq!((sliced, fast), (emitted, general), "flipped at {cut}");
+            }
+        }
+    }
+}

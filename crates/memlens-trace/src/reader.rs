@@ -308,10 +308,17 @@ fn read_payload_with(
                 .map_err(|e| damage(format!("the chunk payload does not decode: {e}")))?;
             }
             Codec::Zstd => {
-                out.resize(h.raw_len as usize, 0);
                 let n = match decompressor {
-                    Some(d) => d.decompress_to_buffer(scratch.as_slice(), out.as_mut_slice()),
-                    None => zstd::bulk::decompress_to_buffer(scratch, out.as_mut_slice()),
+                    // Into the vector's spare room: not zeroed first, as a slice
+                    // would have to be (a memset of every chunk).
+                    Some(d) => {
+                        out.reserve(h.raw_len as usize);
+                        d.decompress_to_buffer(scratch.as_slice(), out)
+                    }
+                    None => {
+                        out.resize(h.raw_len as usize, 0);
+                        zstd::bulk::decompress_to_buffer(scratch, out.as_mut_slice())
+                    }
                 }
                 .map_err(|e| damage(format!("the chunk payload does not decompress: {e}")))?;
                 if n != h.raw_len as usize {

@@ -18,6 +18,7 @@
 mod cushion;
 mod formula;
 mod overview;
+mod parts;
 mod pow_lut;
 mod rasterizer;
 
@@ -28,6 +29,8 @@ pub use overview::{
 };
 pub use pow_lut::PowLut;
 pub use rasterizer::{Coverage, PixelSums, Rasterizer, recycle};
+
+use parts::{addresses_of_rows, draw_in_parts, parts_for};
 
 use std::sync::OnceLock;
 
@@ -284,61 +287,122 @@ pub fn coverage(
     view: &View,
     options: &RenderOptions,
 ) -> Result<Coverage, AllocError> {
-    Ok(rasterize(model, view, options)?.finish())
+    coverage_in_parts(
+        model,
+        view,
+        options,
+        parts_for(model.blocks().len(), view.height),
+    )
+}
+
+/// [`coverage`] drawn by `parts` rasterizers, each owning a band of rows.
+fn coverage_in_parts(
+    model: &AllocModel,
+    view: &View,
+    options: &RenderOptions,
+    parts: usize,
+) -> Result<Coverage, AllocError> {
+    if parts <= 1 {
+        return Ok(rasterize(model, view, options, None)?.finish());
+    }
+    let nch = 3 + ncolor(options);
+    let (w, h) = (view.width as usize, view.height as usize);
+    let mut sums = vec![0.0f32; w * h * nch];
+    checked(model, view, options)?;
+    let draw = |rows| rasterize(model, view, options, Some(rows));
+    draw_in_parts(h, parts, &mut sums, w * nch, draw, |r, rows| {
+        r.finish_rows(rows)
+    })?;
+    Ok(Coverage {
+        width: view.width,
+        height: view.height,
+        color_channels: ncolor(options),
+        alpha: options.alpha,
+        sums,
+    })
+}
+
+/// The colour channels of the options' colouring: 3 for categories, 1 for a
+/// continuous attribute.
+fn ncolor(options: &RenderOptions) -> usize {
+    if options.color_by.is_categorical() {
+        3
+    } else {
+        1
+    }
 }
 
 /// An empty rasterizer for `view` with the options' bias, cushion and colour channels
 /// (3 for categorical colourings, 1 for a continuous attribute).
 pub(super) fn rasterizer_for(view: &View, options: &RenderOptions) -> Rasterizer {
-    let ncolor = if options.color_by.is_categorical() {
-        3
-    } else {
-        1
-    };
-    Rasterizer::new(
+    rasterizer_of_rows(view, options, 0..view.height as usize)
+}
+
+/// [`rasterizer_for`] owning only `rows` (see [`Rasterizer::for_rows`]).
+fn rasterizer_of_rows(
+    view: &View,
+    options: &RenderOptions,
+    rows: std::ops::Range<usize>,
+) -> Rasterizer {
+    Rasterizer::for_rows(
         view.width,
         view.height,
         options.alpha,
-        ncolor,
+        ncolor(options),
         options.cushion,
+        rows,
     )
 }
 
-/// Feeds the blocks of `view` that pass `options`' filters to a rasterizer.
+/// Feeds the blocks of `view` that pass `options`' filters to a rasterizer owning
+/// `rows` (all of them for `None`; then only the blocks whose addresses reach those
+/// rows are read).
 fn rasterize(
     model: &AllocModel,
     view: &View,
     options: &RenderOptions,
+    rows: Option<std::ops::Range<usize>>,
 ) -> Result<Rasterizer, AllocError> {
     let attrs = checked(model, view, options)?;
-    let mut r = rasterizer_for(view, options);
+    let (mut r, addr) = match rows {
+        None => (rasterizer_for(view, options), view.addr),
+        Some(rows) => (
+            rasterizer_of_rows(view, options, rows.clone()),
+            addresses_of_rows(view.addr, view.height, rows),
+        ),
+    };
     let filter = Filter::new(model, options);
     let keep = |rec: &IndexRec| filter.keeps(model, rec);
     let filtered = filter.is_active();
+    let r_ = &mut r;
     match (attrs, filtered) {
         (Attributes::Categorical { ids, palette }, false) => {
             feed(
                 model,
-                &mut r,
+                r_,
                 view,
+                addr,
                 |_| true,
                 |pos| &palette[ids[pos] as usize],
             );
         }
         (Attributes::Categorical { ids, palette }, true) => {
-            feed(model, &mut r, view, keep, |pos| &palette[ids[pos] as usize]);
+            feed(model, r_, view, addr, keep, |pos| {
+                &palette[ids[pos] as usize]
+            });
         }
         (Attributes::Continuous(values), false) => {
             feed(
                 model,
-                &mut r,
+                r_,
                 view,
+                addr,
                 |_| true,
                 |pos| std::array::from_ref(&values[pos]),
             );
         }
         (Attributes::Continuous(values), true) => {
-            feed(model, &mut r, view, keep, |pos| {
+            feed(model, r_, view, addr, keep, |pos| {
                 std::array::from_ref(&values[pos])
             });
         }
@@ -411,6 +475,7 @@ fn feed<'a, const NC: usize>(
     model: &AllocModel,
     r: &mut Rasterizer,
     view: &View,
+    (q0, q1): (u64, u64),
     keep: impl Fn(&IndexRec) -> bool,
     color: impl Fn(usize) -> &'a [f32; NC],
 ) {
@@ -419,7 +484,7 @@ fn feed<'a, const NC: usize>(
     let sx = f64::from(view.width) / (t1 - t0) as f64;
     let sy = f64::from(view.height) / (a1 - a0) as f64;
     let (t0f, a0f) = (t0 as f64, a0 as f64);
-    model.index.query_positions(t0, t1, a0, a1, |pos, rec| {
+    model.index.query_positions(t0, t1, q0, q1, |pos, rec| {
         if !keep(rec) {
             return;
         }
@@ -453,7 +518,33 @@ pub fn render(
     view: &View,
     options: &RenderOptions,
 ) -> Result<RgbaImage, AllocError> {
-    Ok(rasterize(model, view, options)?.finish_image(options.background))
+    render_in_parts(
+        model,
+        view,
+        options,
+        parts_for(model.blocks().len(), view.height),
+    )
+}
+
+/// [`render`] drawn by `parts` rasterizers, each owning a band of rows.
+fn render_in_parts(
+    model: &AllocModel,
+    view: &View,
+    options: &RenderOptions,
+    parts: usize,
+) -> Result<RgbaImage, AllocError> {
+    if parts <= 1 {
+        return Ok(rasterize(model, view, options, None)?.finish_image(options.background));
+    }
+    let mut img = RgbaImage::new(view.width, view.height);
+    let per_row = view.width as usize * 4;
+    checked(model, view, options)?;
+    let draw = |rows| rasterize(model, view, options, Some(rows));
+    let h = view.height as usize;
+    draw_in_parts(h, parts, &mut img.pixels, per_row, draw, |r, rows| {
+        r.resolve_rows(options.background, rows)
+    })?;
+    Ok(img)
 }
 
 #[cfg(test)]
@@ -565,6 +656,62 @@ mod tests {
                     "{color_by:?} {cushion:?} α {alpha} {size:?}"
                 );
                 assert!(direct.pixels.chunks(4).any(|p| p[..3] != [255, 255, 255]));
+            }
+        }
+    }
+
+    #[test]
+    fn pictures_drawn_in_parts_are_the_pictures_drawn_whole() {
+        // Rectangles cross the parts' boundaries in every way (tiny, tall with
+        // cushions, wide and thin, clipped by the view), and the top band is partial.
+        let m = deeper_model();
+        let whole = View::whole(&m, 300, 170);
+        let (t0, t1) = (whole.time.start_ns, whole.time.end_ns);
+        let around = |time: (u64, u64), addr: (u64, u64), height| View {
+            time: TimeRange {
+                start_ns: t0 + (t1 - t0) * time.0 / 1000,
+                end_ns: t0 + (t1 - t0) * time.1 / 1000,
+            },
+            addr,
+            width: 90,
+            height,
+        };
+        // Eight 1 KiB slots around a block alive in the middle of the window.
+        let live = (0..m.blocks().len())
+            .map(|i| crate::ids::BlockId(i as u32))
+            .find(|&id| {
+                let b = m.block(id);
+                b.t_alloc < t0 + (t1 - t0) * 300 / 1000 && b.t_free > t0 + (t1 - t0) * 305 / 1000
+            })
+            .unwrap();
+        let y = m.axis_position(live);
+        let tall = around((300, 305), (y - 4 * 1024, y + 4 * 1024), 203);
+        let thin = around((0, 1000), (1000 * 1024, 3000 * 1024), 100);
+        let mid = SizeFilter { min: 100, max: 300 };
+        for view in [whole, tall, thin] {
+            for (color_by, cushion, size) in [
+                (ColorBy::Thread, CushionProfile::Plateau, SizeFilter::ALL),
+                (ColorBy::Size, CushionProfile::Parabolic, mid),
+            ] {
+                let opts = RenderOptions {
+                    cushion,
+                    color_by,
+                    size,
+                    ..RenderOptions::default()
+                };
+                let one = render_in_parts(&m, &view, &opts, 1).unwrap();
+                assert!(one.pixels.chunks(4).any(|p| p[..3] != [255, 255, 255]));
+                let sums = coverage_in_parts(&m, &view, &opts, 1).unwrap().sums;
+                for parts in [2, 3, 7] {
+                    let what = format!("{view:?} {color_by:?} {parts} parts");
+                    assert_eq!(
+                        render_in_parts(&m, &view, &opts, parts).unwrap(),
+                        one,
+                        "{what}"
+                    );
+                    let in_parts = coverage_in_parts(&m, &view, &opts, parts).unwrap();
+                    assert_eq!(in_parts.sums, sums, "{what}");
+                }
             }
         }
     }

@@ -30,6 +30,12 @@
 //! Pixel rows count from the bottom (address grows upwards) while the sums are stored
 //! top row first, as images are. Accumulation order is the caller's order, so output
 //! is deterministic.
+//!
+//! A rasterizer may own only a range of whole bands ([`Rasterizer::for_rows`]): it
+//! decides how to draw each rectangle from the whole rectangle, as one owning every
+//! row would, and adds only its own rows, so rasterizers of disjoint ranges fed the
+//! same rectangles in the same order together give exactly the pixels of one
+//! (`render` draws big pictures that way, a range per core).
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -92,7 +98,7 @@ impl Coverage {
 }
 
 /// Rows per band: wide blocks are collected per band and folded in band by band.
-const BAND: usize = 8;
+pub(super) const BAND: usize = 8;
 
 /// One row of a wide, thin block, kept until the final pass folds it into its band's
 /// difference arrays.
@@ -153,19 +159,24 @@ pub fn recycle(cov: Coverage) {
 pub struct Rasterizer {
     w: usize,
     h: usize,
-    /// `w` and `h` as f64.
+    /// The rows it owns, `[lo, hi)` from the bottom (`lo` a multiple of [`BAND`]).
+    lo: usize,
+    hi: usize,
+    /// `w`, `lo` and `hi` as f64.
     wf: f64,
-    hf: f64,
+    lof: f64,
+    hif: f64,
     ncolor: usize,
     nch: usize,
     alpha: f64,
     cushion: CushionProfile,
     lut: Arc<PowLut>,
-    /// `nch` f32 per pixel, band by band (rows from the bottom), column-major within a
-    /// band: pixel (column c, row r) at `((r / BAND · w + c) · BAND + r % BAND) · nch`.
+    /// `nch` f32 per pixel, band by band (rows from `lo` up), column-major within a
+    /// band: pixel (column c, row r) at `(((r − lo) / BAND · w + c) · BAND + r % BAND)
+    /// · nch`.
     acc: Vec<f32>,
-    /// The rows of wide, thin blocks per band of [`BAND`] rows (from the bottom), in
-    /// the order they came.
+    /// The rows of wide, thin blocks per band of [`BAND`] rows (from `lo` up), in the
+    /// order they came.
     wide: Vec<Vec<WideRow>>,
     scratch_x: Vec<f64>,
     scratch_y: Vec<f64>,
@@ -216,14 +227,33 @@ impl Rasterizer {
         color_channels: usize,
         cushion: CushionProfile,
     ) -> Rasterizer {
+        let rows = 0..height as usize;
+        Rasterizer::for_rows(width, height, alpha, color_channels, cushion, rows)
+    }
+
+    /// [`Rasterizer::new`] owning only the rows `rows` (from the bottom; clamped to the
+    /// image, its start rounded down to a multiple of [`BAND`]).
+    pub fn for_rows(
+        width: u32,
+        height: u32,
+        alpha: f64,
+        color_channels: usize,
+        cushion: CushionProfile,
+        rows: std::ops::Range<usize>,
+    ) -> Rasterizer {
         let (w, h) = (width as usize, height as usize);
+        let hi = rows.end.min(h);
+        let lo = (rows.start.min(hi) / BAND) * BAND;
         let color_channels = if color_channels == 1 { 1 } else { 3 };
         let nch = 3 + color_channels;
         Rasterizer {
             w,
             h,
+            lo,
+            hi,
             wf: w as f64,
-            hf: h as f64,
+            lof: lo as f64,
+            hif: hi as f64,
             ncolor: color_channels,
             nch,
             alpha,
@@ -232,7 +262,7 @@ impl Rasterizer {
             acc: SCRATCH.with(|s| {
                 // A buffer of the same size comes back zeroed (see `drain_band`).
                 let mut acc = std::mem::take(&mut s.borrow_mut().acc);
-                let len = h.div_ceil(BAND) * BAND * w * nch;
+                let len = (hi - lo).div_ceil(BAND) * BAND * w * nch;
                 if acc.len() != len {
                     acc.clear();
                     acc.resize(len, 0.0);
@@ -241,7 +271,7 @@ impl Rasterizer {
             }),
             wide: SCRATCH.with(|s| {
                 let mut wide = std::mem::take(&mut s.borrow_mut().wide);
-                wide.resize_with(h.div_ceil(BAND), Vec::new);
+                wide.resize_with((hi - lo).div_ceil(BAND), Vec::new);
                 wide.iter_mut().for_each(Vec::clear);
                 wide
             }),
@@ -260,7 +290,8 @@ impl Rasterizer {
         lum: f32,
         color: &[f32; NC],
     ) {
-        let i = (((row_up / BAND) * self.w + col) * BAND + row_up % BAND) * (3 + NC);
+        // (`lo` is a multiple of BAND: `row_up % BAND` is the row within its band.)
+        let i = ((((row_up - self.lo) / BAND) * self.w + col) * BAND + row_up % BAND) * (3 + NC);
         let px = &mut self.acc[i..i + 3 + NC];
         px[S0] += f;
         px[S1] += fa;
@@ -301,7 +332,7 @@ impl Rasterizer {
         debug_assert_eq!(NC, self.ncolor);
         // Fast path: inside one pixel (most blocks of a whole-run picture). Exactly
         // what `span` computes for this case.
-        if x0 >= 0.0 && y0 >= 0.0 && x0 < self.wf && y0 < self.hf && x1 > x0 && y1 > y0 {
+        if x0 >= 0.0 && y0 >= self.lof && x0 < self.wf && y0 < self.hif && x1 > x0 && y1 > y0 {
             // In range: the (signed, one-instruction) conversions truncate exactly.
             let (cx, ry) = (x0 as i64, y0 as i64);
             if x1 <= (cx + 1) as f64 && y1 <= (ry + 1) as f64 {
@@ -329,6 +360,11 @@ impl Rasterizer {
         let Some((ry0, ry1, fy_first, fy_last)) = span(y0, y1, self.h) else {
             return;
         };
+        // How the rectangle is drawn follows from all of it; only the rows in
+        // `[lo, hi)` are added.
+        if ry1 < self.lo || ry0 >= self.hi {
+            return;
+        }
         let ncols = cx1 - cx0 + 1;
         let nrows = ry1 - ry0 + 1;
         if ncols == 1 && nrows == 1 {
@@ -355,7 +391,7 @@ impl Rasterizer {
                 color,
             );
         } else {
-            for r in ry0..=ry1 {
+            for r in self.own(ry0, ry1) {
                 let fy = edge_fraction(r, ry0, ry1, fy_first, fy_last);
                 let fya = if fy == 1.0 { 1.0 } else { self.lut.pow(fy) };
                 for c in cx0..=cx1 {
@@ -365,6 +401,12 @@ impl Rasterizer {
                 }
             }
         }
+    }
+
+    /// The rows of `ry0..=ry1` this rasterizer owns.
+    #[inline(always)]
+    fn own(&self, ry0: usize, ry1: usize) -> std::ops::RangeInclusive<usize> {
+        ry0.max(self.lo)..=ry1.min(self.hi - 1)
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -392,7 +434,8 @@ impl Rasterizer {
             let mid = 0.5 * ((r as f64).max(y0) + ((r + 1) as f64).min(y1));
             cushion::slope(profile, (mid - y0) / (y1 - y0))
         }));
-        for (j, r) in (ry0..=ry1).enumerate() {
+        for r in self.own(ry0, ry1) {
+            let j = r - ry0;
             let fy = edge_fraction(r, ry0, ry1, fy_first, fy_last);
             let fya = if fy == 1.0 { 1.0 } else { self.lut.pow(fy) };
             for (i, c) in (cx0..=cx1).enumerate() {
@@ -416,9 +459,9 @@ impl Rasterizer {
         let pa_last = self.lut.pow(fx_last);
         let mut c = [0.0; 3];
         c[..NC].copy_from_slice(color);
-        for r in ry0..=ry1 {
+        for r in self.own(ry0, ry1) {
             let fy = if r == ry0 { fy_first } else { fy_last };
-            self.wide[r / BAND].push(WideRow {
+            self.wide[(r - self.lo) / BAND].push(WideRow {
                 fx_first,
                 fx_last,
                 fy,
@@ -440,10 +483,9 @@ impl Rasterizer {
         sums.clear();
         sums.resize(w * h * nch, 0.0);
         let (ncolor, alpha) = (self.ncolor, self.alpha);
-        self.drain(|row_img, x, px| {
-            let o = (row_img * w + x) * nch;
-            sums[o..o + nch].copy_from_slice(px);
-        });
+        let first = self.h - self.hi;
+        let own = &mut sums[first * w * nch..(h - self.lo) * w * nch];
+        self.finish_rows(own);
         Coverage {
             width: w as u32,
             height: h as u32,
@@ -453,17 +495,43 @@ impl Rasterizer {
         }
     }
 
+    /// The image rows (top first) of the rows it owns: `[h − hi, h − lo)`.
+    pub(crate) fn image_rows(&self) -> std::ops::Range<usize> {
+        self.h - self.hi..self.h - self.lo
+    }
+
+    /// [`Rasterizer::finish`] into `sums`, the sums of its [image rows](Self::image_rows)
+    /// only (`3 + color channels` f32 per pixel).
+    pub(crate) fn finish_rows(self, sums: &mut [f32]) {
+        let (w, nch, first) = (self.w, self.nch, self.h - self.hi);
+        self.drain(|row_img, x, px| {
+            let o = ((row_img - first) * w + x) * nch;
+            sums[o..o + nch].copy_from_slice(px);
+        });
+    }
+
     /// Resolves straight into an image (what `resolve(&self.finish(), background)`
     /// gives, without the intermediate sums).
     pub(crate) fn finish_image(self, background: Rgb) -> RgbaImage {
         let mut img = RgbaImage::new(self.w as u32, self.h as u32);
+        let rows = self.image_rows();
         let w = self.w;
+        self.resolve_rows(
+            background,
+            &mut img.pixels[rows.start * w * 4..rows.end * w * 4],
+        );
+        img
+    }
+
+    /// [`Rasterizer::finish_image`] into `pixels`, the RGBA bytes of its [image
+    /// rows](Self::image_rows) only.
+    pub(crate) fn resolve_rows(self, background: Rgb, pixels: &mut [u8]) {
+        let (w, first) = (self.w, self.h - self.hi);
         let lut = Arc::clone(&self.lut);
         self.drain(|row_img, x, px| {
-            let o = (row_img * w + x) * 4;
-            img.pixels[o..o + 4].copy_from_slice(&resolve_pixel(px, &lut, background));
+            let o = ((row_img - first) * w + x) * 4;
+            pixels[o..o + 4].copy_from_slice(&resolve_pixel(px, &lut, background));
         });
-        img
     }
 
     /// Calls `sink(image row from the top, column, sums)` for every pixel, band by band,
@@ -499,8 +567,9 @@ impl Rasterizer {
         let nch = 3 + NC;
         let dch = 2 + NC;
         let stride = (w + 1) * dch;
-        let r0 = band * BAND;
-        let rows = BAND.min(h - r0);
+        // `band` counts from `lo`.
+        let r0 = self.lo + band * BAND;
+        let rows = BAND.min(self.hi - r0);
         if !wide.is_empty() {
             diff.clear();
             diff.resize(rows * stride, 0.0);

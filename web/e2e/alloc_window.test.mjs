@@ -2,8 +2,9 @@
 // than the memory it may use: served with MEMLENS_ALLOC_MEMORY at a quarter of what
 // the whole run needs, the tab draws the last stretch of the run that fits instead of
 // leaving the map out, and says so in one sentence above the map; the server's model
-// holds fewer blocks than the run, and its times count from the run's time 0. A screenshot
-// goes to e2e/artifacts/alloc-window.png. MEMLENS_BIN names the memlens binary.
+// holds fewer blocks than the run, and its times count from the run's time 0; served
+// with `--time 20%..40%` as well, the tab draws that window instead. A screenshot goes to
+// e2e/artifacts/alloc-window.png. MEMLENS_BIN names the memlens binary.
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -19,6 +20,7 @@ const BYTES_PER_BLOCK = 200;
 let work;
 let server;
 let url;
+let asked;
 let browser;
 let blocks;
 
@@ -32,13 +34,16 @@ before(async () => {
   const summary = JSON.parse(execFileSync(MEMLENS, ["summary", "--json", trace]));
   blocks = summary.allocations + summary.reallocations;
   const budget = String(Math.floor((blocks * BYTES_PER_BLOCK) / 4));
-  ({ server, url } = await serveMemlens(["view", trace, "--no-open", "--port", "0"], { MEMLENS_ALLOC_MEMORY: budget }));
+  const env = { MEMLENS_ALLOC_MEMORY: budget };
+  ({ server, url } = await serveMemlens(["view", trace, "--no-open", "--port", "0"], env));
+  asked = await serveMemlens(["view", trace, "--no-open", "--port", "0", "--time", "20%..40%"], env);
   browser = await launchBrowser();
 });
 
 after(async () => {
   await browser?.close();
   server?.kill("SIGINT");
+  asked?.server.kill("SIGINT");
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
@@ -67,6 +72,22 @@ test("a run larger than the map's memory draws its last stretch and says which",
   });
   assert.ok(drawn > 0.02, `the map of the window is nearly empty: ${drawn}`);
   await page.screenshot({ path: join(ARTIFACTS, "alloc-window.png"), fullPage: true });
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
+test("`view --time` chooses the window of a run larger than the map's memory", async () => {
+  const page = await openPage(browser, asked.url, { width: 1500, height: 1100 });
+  await page.click('[data-testid="lens-alloc"]');
+  await page.waitForSelector('[data-testid="alloc-lens"]');
+  await page.waitForFunction(() => document.querySelector('[data-testid="alloc-lens"]')?.dataset.busy === "0", null, { timeout: 30_000 });
+  const notes = await page.textContent(".alloc-notes");
+  assert.match(notes, /it shows the window asked for/);
+  const meta = await page.evaluate(async (base) => (await fetch(`${base}api/alloc/meta`)).json(), asked.url);
+  // 20 % to 40 % of the run: the window starts halfway to its end.
+  const ratio = meta.run.start_ns / meta.run.end_ns;
+  assert.ok(Math.abs(ratio - 0.5) < 0.02, `the window ${JSON.stringify(meta.run)} is not 20 %..40 % of the run`);
+  assert.ok(meta.blocks > 0 && meta.blocks < blocks / 2, `${meta.blocks} of ${blocks} blocks held`);
   assert.deepEqual(page.errors, []);
   await page.close();
 });

@@ -64,7 +64,7 @@ pub(crate) fn plan(blocks: u64, run_end: u64, asked: Option<(u64, u64)>, budget:
     let note = format!(
         "the allocation map of all {blocks} blocks would need about {}, more than the {} it \
          may use ({MEMORY_VARIABLE}): it shows {which}, {} – {} (with the blocks live as it \
-         starts); `memlens render alloc --time A..B` draws any window",
+         starts); `--time A..B` (`view`, `report`, `render alloc`) chooses another window",
         format_bytes(need),
         format_bytes(budget),
         format_duration(from),

@@ -14,7 +14,7 @@ use memlens_alloc::{
 use crate::UsageError;
 use crate::read::{self, Read};
 use crate::render_cmd::typed_ends;
-use memlens_ingest::Wanted;
+use memlens_ingest::{TraceInput, Wanted};
 
 /// Heap policies of the pool replay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -99,6 +99,15 @@ pub fn read_pool_toml(path: &Path) -> Result<PoolConfig> {
         .map_err(|e| UsageError(format!("{}: {e}", path.display())).into())
 }
 
+/// The window `--time A..B` names on the allocation map's timeline of `inputs` (an
+/// empty end is the run's): the window read when the whole run does not fit in the
+/// map's memory.
+pub(crate) fn alloc_window(text: &str, inputs: &[TraceInput]) -> Result<(u64, u64)> {
+    let run_end = memlens_ingest::timeline_end(inputs);
+    let (from, to) = typed_ends(text, run_end)?;
+    Ok((from.unwrap_or(0), to.unwrap_or(run_end)))
+}
+
 /// The traces read into one allocation-map model, replayed through the pool when one
 /// was given.
 pub(crate) fn model_for(
@@ -114,20 +123,9 @@ pub(crate) fn model_for(
     for input in &inputs {
         read::refuse_java(input)?;
     }
-    // `--time` is the window read when the whole run does not fit in memory.
-    let run_end = memlens_ingest::timeline_end(&inputs);
-    let alloc_window = match time {
-        Some(text) => typed_ends(text, run_end)?,
-        None => (None, None),
-    };
     let wanted = Wanted {
         alloc: true,
-        alloc_window: time.map(|_| {
-            (
-                alloc_window.0.unwrap_or(0),
-                alloc_window.1.unwrap_or(run_end),
-            )
-        }),
+        alloc_window: time.map(|text| alloc_window(text, &inputs)).transpose()?,
         ..Wanted::default()
     };
     let traces = read::read(inputs, wanted);

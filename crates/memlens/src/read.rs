@@ -59,10 +59,14 @@ pub fn read(inputs: Vec<TraceInput>, wanted: Wanted) -> Read {
 }
 
 /// Reads the allocation map of `paths` for the viewer's tab `pending` (in the background).
-pub fn alloc_lens(paths: &[PathBuf], pending: &PendingLens) {
+pub fn alloc_lens(paths: &[PathBuf], window: Option<(u64, u64)>, pending: &PendingLens) {
     let inputs = paths.iter().filter_map(|p| open(p).ok()).collect();
     let progress = ProgressFn::new(|done, total| pending.progress(done, total));
-    let mut read = read_with(inputs, Wanted::alloc(), &progress);
+    let wanted = Wanted {
+        alloc_window: window,
+        ..Wanted::alloc()
+    };
+    let mut read = read_with(inputs, wanted, &progress);
     match read.models.alloc.take() {
         Some(model) => pending.ready(Arc::new(AllocLens::new(model))),
         None => pending.failed(read.models.notes.join(" ")),

@@ -25,13 +25,19 @@ pub struct ReportArgs {
     /// Evenly spaced snapshot times (besides the start, marks, peaks and dips).
     #[arg(long, value_name = "K", default_value_t = 10)]
     points: usize,
+    /// The allocation map's window when the whole run does not fit in the memory it
+    /// may use (`MEMLENS_ALLOC_MEMORY`), e.g. `10s..20s` or `40%..60%`; without it,
+    /// the last stretch that fits.
+    #[arg(long, value_name = "A..B")]
+    time: Option<String>,
 }
 
 /// Runs `memlens report`.
 pub fn run(args: ReportArgs) -> Result<i32> {
     heap_args::classifier_chain(&args.by, &[])?;
     memlens_server::check_points(args.points).map_err(crate::UsageError)?;
-    let lenses = Lenses::read(&args.file, &[], args.points, &args.by, false, None)?;
+    let (points, by, time) = (args.points, &args.by, args.time.as_deref());
+    let lenses = Lenses::read(&args.file, &[], points, by, time, false, None)?;
     let html = report_html(&lenses.info, &lenses.lenses)
         .map_err(|e| anyhow::anyhow!("{}: {e}", args.file.display()))?;
     std::fs::write(&args.output, &html)

@@ -48,6 +48,11 @@ pub struct ViewArgs {
     /// it, at the same fraction of each run (heaptrack's `-d`, pprof's `-base`).
     #[arg(long, value_name = "OLD")]
     base: Option<PathBuf>,
+    /// The allocation map's window when the whole run does not fit in the memory it
+    /// may use (`MEMLENS_ALLOC_MEMORY`), e.g. `10s..20s` or `40%..60%`; without it,
+    /// the last stretch that fits.
+    #[arg(long, value_name = "A..B")]
+    time: Option<String>,
 }
 
 impl ViewArgs {
@@ -62,6 +67,7 @@ impl ViewArgs {
             by,
             points,
             base,
+            time: None,
         }
     }
 }
@@ -130,7 +136,8 @@ pub fn run(args: ViewArgs) -> Result<i32> {
     check_points(args.points).map_err(UsageError)?;
     args.serve.check()?;
     let base = args.base.as_deref().map(read_base).transpose()?;
-    let lenses = Lenses::read(&args.file, &args.more, args.points, &args.by, true, base)?;
+    let (points, by, time) = (args.points, &args.by, args.time.as_deref());
+    let lenses = Lenses::read(&args.file, &args.more, points, by, time, true, base)?;
     if lenses.growing {
         return follow(args, lenses);
     }
@@ -189,12 +196,14 @@ pub(crate) struct Lenses {
 impl Lenses {
     /// Reads FILE (and MORE for the allocation map) into every lens that has data; with
     /// `background`, the allocation map is read on a thread of its own while the other
-    /// lenses are served. The heap lens compares with `base` when given.
+    /// lenses are served. The heap lens compares with `base` when given; the allocation
+    /// map reads the window `alloc_time` (`A..B`) when the run does not fit its memory.
     pub(crate) fn read(
         file: &Path,
         more: &[PathBuf],
         points: usize,
         by: &str,
+        alloc_time: Option<&str>,
         background: bool,
         base: Option<(HeapModel, String)>,
     ) -> Result<Lenses> {
@@ -203,6 +212,9 @@ impl Lenses {
             .iter()
             .map(|p| read::open(p))
             .collect::<Result<Vec<_>>>()?;
+        let alloc_window = alloc_time
+            .map(|text| crate::alloc_pool::alloc_window(text, &inputs))
+            .transpose()?;
         // Java traces have no addresses: the allocation map does not apply to them.
         let java = inputs.iter().any(|i| i.is_java());
         inputs.truncate(if background { 1 } else { inputs.len() });
@@ -218,6 +230,7 @@ impl Lenses {
             Wanted {
                 heap: true,
                 alloc: !java && !background,
+                alloc_window,
                 ..Wanted::default()
             },
         );
@@ -251,7 +264,7 @@ impl Lenses {
         } else if has_alloc {
             let pending = PendingLens::new(AllocLens::DESCRIPTOR);
             lenses.push(pending.clone());
-            std::thread::spawn(move || read::alloc_lens(&paths, &pending));
+            std::thread::spawn(move || read::alloc_lens(&paths, alloc_window, &pending));
         }
         Ok(Lenses {
             read,

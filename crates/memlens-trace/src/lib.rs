@@ -49,6 +49,6 @@ pub use record::{
 };
 pub use refs::{
     RefBatch, RefItem, RefKind, RefRecord, ReferenceWriter, read_reference_batches,
-    read_reference_batches_as, read_references,
+    read_reference_batches_ahead, read_reference_batches_as, read_references,
 };
 pub use writer::TraceWriter;

@@ -61,6 +61,31 @@ fn hierarchy(
     HierarchyConfig::new(levels).with_inclusion(inclusion)
 }
 
+/// Asserts that [`Hierarchy::run`] leaves the statistics and every set as the general
+/// path does, reference by reference.
+fn assert_batched_is_general(config: &HierarchyConfig, references: &[Reference], what: &str) {
+    let mut general = Hierarchy::new(config).unwrap();
+    general.set_fast_path(false);
+    for r in references {
+        general.access(r, &mut NoEvents);
+    }
+    let mut batched = Hierarchy::new(config).unwrap();
+    batched.run(references);
+    assert_eq!(
+        format!("{:?}", batched.statistics()),
+        format!("{:?}", general.statistics()),
+        "{what}"
+    );
+    let (mut x, mut y) = (Vec::new(), Vec::new());
+    for level in 0..config.levels.len() {
+        for set in 0..general.geometry(level).sets as usize {
+            batched.set_contents(level, set, &mut x);
+            general.set_contents(level, set, &mut y);
+            assert_eq!(x, y, "{what}: level {level} set {set}");
+        }
+    }
+}
+
 #[test]
 fn batched_statistics_equal_the_general_path_for_every_policy() {
     let mut next = stream(0x5EED);
@@ -91,26 +116,7 @@ fn batched_statistics_equal_the_general_path_for_every_policy() {
                         let what = format!("{config:?}");
                         let references = trace(&mut next, 3000);
 
-                        let mut general = Hierarchy::new(&config).unwrap();
-                        general.set_fast_path(false);
-                        for r in &references {
-                            general.access(r, &mut NoEvents);
-                        }
-                        let mut batched = Hierarchy::new(&config).unwrap();
-                        batched.run(&references);
-                        assert_eq!(
-                            format!("{:?}", batched.statistics()),
-                            format!("{:?}", general.statistics()),
-                            "{what}"
-                        );
-                        let (mut x, mut y) = (Vec::new(), Vec::new());
-                        for level in 0..levels {
-                            for set in 0..general.geometry(level).sets as usize {
-                                batched.set_contents(level, set, &mut x);
-                                general.set_contents(level, set, &mut y);
-                                assert_eq!(x, y, "{what}: level {level} set {set}");
-                            }
-                        }
+                        assert_batched_is_general(&config, &references, &what);
 
                         // The outcome codes behind the windows and the temperature.
                         let mut bulk = Simulation::new(&config, 100).unwrap();
@@ -224,25 +230,6 @@ fn batched_simulations_equal_reference_by_reference_ones_on_any_geometry() {
                 "{what}, window {window}, batches"
             );
         }
-        let mut general = Hierarchy::new(&config).unwrap();
-        general.set_fast_path(false);
-        references.iter().for_each(|r| {
-            general.access(r, &mut NoEvents);
-        });
-        let mut batched = Hierarchy::new(&config).unwrap();
-        batched.run(&references);
-        assert_eq!(
-            format!("{:?}", batched.statistics()),
-            format!("{:?}", general.statistics()),
-            "{what}"
-        );
-        let (mut x, mut y) = (Vec::new(), Vec::new());
-        for level in 0..levels {
-            for set in 0..general.geometry(level).sets as usize {
-                batched.set_contents(level, set, &mut x);
-                general.set_contents(level, set, &mut y);
-                assert_eq!(x, y, "{what}: level {level} set {set}");
-            }
-        }
+        assert_batched_is_general(&config, &references, &what);
     }
 }

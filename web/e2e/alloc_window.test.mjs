@@ -3,7 +3,8 @@
 // the whole run needs, the tab draws the last stretch of the run that fits instead of
 // leaving the map out, and says so in one sentence above the map; the server's model
 // holds fewer blocks than the run, and its times count from the run's time 0; served
-// with `--time 20%..40%` as well, the tab draws that window instead. A screenshot goes to
+// with `--time 20%..40%` as well, the tab draws that window instead; and a window brushed
+// in the heap lens's timeline (`w=` in the URL) is read on request. A screenshot goes to
 // e2e/artifacts/alloc-window.png. MEMLENS_BIN names the memlens binary.
 
 import { after, before, test } from "node:test";
@@ -90,4 +91,29 @@ test("`view --time` chooses the window of a run larger than the map's memory", a
   assert.ok(meta.blocks > 0 && meta.blocks < blocks / 2, `${meta.blocks} of ${blocks} blocks held`);
   assert.deepEqual(page.errors, []);
   await page.close();
+});
+
+test("the window brushed in the heap timeline is read into the map on request", async () => {
+  const meta0 = await (await fetch(`${url}api/alloc/meta`)).json();
+  // The last stretch ends with the run: 10 % to 30 % of it lies before the stretch.
+  const end = meta0.run.end_ns;
+  const [from, to] = [Math.round(end * 0.1), Math.round(end * 0.3)];
+  assert.ok(to < meta0.run.start_ns, `the stretch ${JSON.stringify(meta0.run)} holds 10–30 %`);
+  const page = await openPage(browser, `${url}#lens=alloc&w=${from}-${to}`, { width: 1500, height: 1100 });
+  await page.waitForSelector('[data-testid="alloc-read-window"]', { timeout: 30_000 });
+  await page.screenshot({ path: join(ARTIFACTS, "alloc-window-choice.png"), clip: { x: 0, y: 0, width: 1500, height: 300 } });
+  await page.click('[data-testid="alloc-read-window"]');
+  await page.waitForFunction(
+    () => /the window asked for/.test(document.querySelector(".alloc-notes")?.textContent ?? "") && document.querySelector('[data-testid="alloc-lens"]')?.dataset.busy === "0",
+    null,
+    { timeout: 60_000 },
+  );
+  const meta = await page.evaluate(async (base) => (await fetch(`${base}api/alloc/meta`)).json(), url);
+  assert.deepEqual([meta.run.start_ns, meta.window], [from, true]);
+  assert.ok(Math.abs(meta.run.end_ns - to) <= end / 1000, `${JSON.stringify(meta.run)} ends at ${to}`);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+  // Bad windows are refused with a sentence, and nothing is read.
+  const bad = await fetch(`${url}api/alloc/window?from_ns=9&to_ns=3`);
+  assert.deepEqual([bad.status, (await bad.json()).error], [400, "the window 9..3 ns is empty: its end must be after its start"]);
 });

@@ -471,6 +471,7 @@ impl AllocModelBuilder {
         );
         if self.window_start.is_some() {
             model.time_origin = 0;
+            model.window = true;
         }
         model
     }

@@ -88,6 +88,8 @@ pub struct AllocModel {
     pub(crate) overview: Derived,
     /// The instant shown times count from (see [`AllocModel::time_origin`]).
     pub(crate) time_origin: u64,
+    /// Whether it holds a window of a run (see [`AllocModel::is_window`]).
+    pub(crate) window: bool,
 }
 
 impl std::fmt::Debug for AllocModel {
@@ -178,6 +180,7 @@ impl AllocModel {
             attributes: Derived::default(),
             overview: Derived::default(),
             time_origin: run.0,
+            window: false,
         }
     }
 
@@ -213,6 +216,12 @@ impl AllocModel {
     /// window's times read as they do in the whole run.
     pub fn time_origin(&self) -> u64 {
         self.time_origin
+    }
+
+    /// Whether the model holds a window of a run ([`crate::AllocModelBuilder::start_at`])
+    /// rather than the whole run.
+    pub fn is_window(&self) -> bool {
+        self.window
     }
 
     /// The bins: per process, by address.

@@ -469,5 +469,6 @@ pub fn replay(
         block_bin,
     );
     replayed.time_origin = model.time_origin;
+    replayed.window = model.window;
     Ok((replayed, report))
 }

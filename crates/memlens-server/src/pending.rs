@@ -6,10 +6,13 @@
 //!
 //! `memlens view` reads the allocation map this way: the heap lens comes from the
 //! trace's index in a fraction of a second, while the map needs a pass over every
-//! event.
+//! event. A lens made with a [`Reader`] ([`PendingLens::reading`]) can also be read
+//! again for another window of the run: `api/<id>/window?from_ns=A&to_ns=B` starts
+//! that reading and answers at once; the lens is pending again until it is done (the
+//! allocation map of a run too large for its memory, which holds one window of it).
 
 use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
 
 use crate::error::ApiError;
 use crate::lens_api::{ApiBody, LensApi, ReportRequest};
@@ -28,19 +31,88 @@ enum State {
     Failed(String),
 }
 
+/// Reads a [`PendingLens`]'s lens for a window `[from, to)` of the run (ns on its
+/// timeline; `None`: the window it was first asked for), reporting to it and handing
+/// it the lens (or the reason there is none).
+pub type Reader = dyn Fn(&PendingLens, Option<(u64, u64)>) + Send + Sync;
+
 /// A lens being read; see the module documentation.
 pub struct PendingLens {
     descriptor: LensWire,
     state: RwLock<State>,
+    /// What reads it again for another window, when it can be.
+    reader: Option<Arc<Reader>>,
+    /// Itself, for the thread that reads it again.
+    me: Weak<PendingLens>,
 }
 
 impl PendingLens {
     /// A lens with tab `descriptor`, not read yet.
     pub fn new(descriptor: LensWire) -> Arc<PendingLens> {
-        Arc::new(PendingLens {
+        PendingLens::with_reader(descriptor, None)
+    }
+
+    /// A lens with tab `descriptor` that `reader` reads, now on a thread of its own,
+    /// and again for every window the page asks for.
+    pub fn reading(descriptor: LensWire, reader: Arc<Reader>) -> Arc<PendingLens> {
+        let pending = PendingLens::with_reader(descriptor, Some(reader));
+        pending.read_window(None);
+        pending
+    }
+
+    fn with_reader(descriptor: LensWire, reader: Option<Arc<Reader>>) -> Arc<PendingLens> {
+        Arc::new_cyclic(|me| PendingLens {
             descriptor,
             state: RwLock::new(State::Reading { done: 0, total: 0 }),
+            reader,
+            me: me.clone(),
         })
+    }
+
+    /// Starts reading the lens for `window` on a thread of its own; the lens is pending
+    /// until it is read.
+    fn read_window(&self, window: Option<(u64, u64)>) {
+        let (Some(reader), Some(me)) = (self.reader.clone(), self.me.upgrade()) else {
+            return;
+        };
+        if let Ok(mut state) = self.state.write() {
+            *state = State::Reading { done: 0, total: 0 };
+        }
+        std::thread::spawn(move || reader(&me, window));
+    }
+
+    /// Answers `window?from_ns=A&to_ns=B`: starts reading that window, unless the lens
+    /// cannot be read again or is being read.
+    fn answer_window(&self, query: &HashMap<String, String>) -> Result<ApiBody, ApiError> {
+        let bad = |message: String| ApiError {
+            status: 400,
+            message,
+        };
+        if self.reader.is_none() {
+            return Err(bad(format!(
+                "this {} cannot be read for another window",
+                self.descriptor.title.to_lowercase()
+            )));
+        }
+        let end = |key: &str| {
+            let text = query.get(key).map(String::as_str).unwrap_or("");
+            text.parse::<u64>()
+                .map_err(|_| bad(format!("`{key}` must be a time in ns, not `{text}`")))
+        };
+        let (from, to) = (end("from_ns")?, end("to_ns")?);
+        if to <= from {
+            return Err(bad(format!(
+                "the window {from}..{to} ns is empty: its end must be after its start"
+            )));
+        }
+        if self.lens().is_err_and(|e| e.status == NOT_READY) {
+            return Err(ApiError {
+                status: 409,
+                message: "a window is being read already".to_owned(),
+            });
+        }
+        self.read_window(Some((from, to)));
+        Ok(ApiBody::json("{\"reading\":true}".to_owned()))
     }
 
     /// `done` of `total` units are read.
@@ -101,7 +173,10 @@ impl LensApi for PendingLens {
     }
 
     fn answer(&self, route: &str, query: &HashMap<String, String>) -> Result<ApiBody, ApiError> {
-        self.lens()?.answer(route, query)
+        match route {
+            "window" => self.answer_window(query),
+            _ => self.lens()?.answer(route, query),
+        }
     }
 
     fn report_requests(&self) -> Vec<ReportRequest> {
@@ -154,6 +229,46 @@ mod tests {
         assert!(
             pending.answer("meta", &q).is_ok(),
             "progress after ready is ignored"
+        );
+    }
+
+    #[test]
+    fn a_lens_with_a_reader_is_read_again_for_the_window_asked_for() {
+        let windows = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = Arc::clone(&windows);
+        let reader = move |pending: &PendingLens, window: Option<(u64, u64)>| {
+            seen.lock().unwrap().push(window);
+            pending.ready(Arc::new(Fixed));
+        };
+        let pending = PendingLens::reading(Fixed.descriptor(), Arc::new(reader));
+        let ready = |pending: &PendingLens| {
+            let waited = std::time::Instant::now();
+            while pending.answer("meta", &HashMap::new()).is_err() {
+                assert!(waited.elapsed().as_secs() < 10, "never read");
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        };
+        ready(&pending);
+        let ask = |from: &str, to: &str| {
+            let q = HashMap::from([("from_ns".into(), from.into()), ("to_ns".into(), to.into())]);
+            pending.answer("window", &q)
+        };
+        for (from, to) in [("5", "5"), ("x", "9"), ("7", "")] {
+            assert_eq!(
+                ask(from, to).err().map(|e| e.status),
+                Some(400),
+                "{from}..{to}"
+            );
+        }
+        assert!(ask("5", "9").is_ok());
+        ready(&pending);
+        assert_eq!(*windows.lock().unwrap(), [None, Some((5, 9))]);
+        // A lens without a reader cannot be read again.
+        let fixed = PendingLens::new(Fixed.descriptor());
+        let q = HashMap::from([("from_ns".into(), "1".into()), ("to_ns".into(), "2".into())]);
+        assert_eq!(
+            fixed.answer("window", &q).err().map(|e| e.status),
+            Some(400)
         );
     }
 

@@ -262,9 +262,14 @@ impl Lenses {
         if let Some(alloc) = alloc.filter(|_| has_alloc) {
             lenses.push(Arc::new(AllocLens::new(alloc)));
         } else if has_alloc {
-            let pending = PendingLens::new(AllocLens::DESCRIPTOR);
-            lenses.push(pending.clone());
-            std::thread::spawn(move || read::alloc_lens(&paths, alloc_window, &pending));
+            // Read again for any window the page asks for (a run too large for memory).
+            let reader = move |pending: &PendingLens, window: Option<(u64, u64)>| {
+                read::alloc_lens(&paths, window.or(alloc_window), pending)
+            };
+            lenses.push(PendingLens::reading(
+                AllocLens::DESCRIPTOR,
+                Arc::new(reader),
+            ));
         }
         Ok(Lenses {
             read,

@@ -114,6 +114,11 @@ export class AllocApi {
     this.canBrush = source.kind === "live";
   }
 
+  /** Asks `memlens view` to read the window `[from, to)` (ns) of the run instead. */
+  async readWindow(from: number, to: number): Promise<void> {
+    await this.source.json("alloc/window", { from_ns: from, to_ns: to });
+  }
+
   /**
    * The request of `route` with `params`, as a URL relative to `api/alloc/` with its
    * query sorted: the views' key for it, and what `image` loads.

@@ -21,6 +21,7 @@ import { OccupancyBar, occupancyLegend } from "./occupancy_bar";
 import { StackedBars } from "./stacked_bars";
 import type { Grid } from "./tiles";
 import { type Extent, type Limits, clampExtent, limitsOf, wholeExtent } from "./viewport";
+import { windowChoice } from "./window_choice";
 import "./alloc.css";
 
 const SIDE_WIDTH = 300;
@@ -85,9 +86,12 @@ export class AllocLens implements AllocContext {
   private statusTimer = 0;
   private urlTimer = 0;
   private followers = 0;
+  /** The lens built again for another window of the run, which this one handed over to. */
+  private successor: AllocLens | null = null;
 
   private constructor(
-    el: HTMLElement,
+    private readonly el: HTMLElement,
+    private readonly context: LensContext,
     readonly api: AllocApi,
     meta: AllocMeta,
   ) {
@@ -177,8 +181,8 @@ export class AllocLens implements AllocContext {
    * (null, the sentence kept, when there will be no map). A panel hidden meanwhile (the
    * user switched tabs) is built once shown again, at its width.
    */
-  static async mount(el: HTMLElement, { source }: LensContext): Promise<AllocLens | null> {
-    const api = new AllocApi(source);
+  static async mount(el: HTMLElement, context: LensContext): Promise<AllocLens | null> {
+    const api = new AllocApi(context.source);
     const meta = await api.firstMeta((message, final) =>
       replaceChildren(
         el,
@@ -187,7 +191,7 @@ export class AllocLens implements AllocContext {
     );
     if (!meta) return null;
     await shown(el);
-    return new AllocLens(el, api, meta);
+    return new AllocLens(el, context, api, meta);
   }
 
   /** True when every view shows what the state asks for. */
@@ -271,7 +275,8 @@ export class AllocLens implements AllocContext {
     if (this.state.draw.color === "thread" && singleThreaded(this.meta)) this.state.draw.color = "site";
     this.controls.refresh(this.meta, this.state);
     this.details.showLegend(this.meta, this.state.draw.color);
-    replaceChildren(this.notes, ...this.meta.notes.map((n) => h("p", {}, n)));
+    const choice = windowChoice(this.meta, this.api.canBrush, (from, to) => void this.readWindow(from, to));
+    replaceChildren(this.notes, ...this.meta.notes.map((n) => h("p", {}, n)), ...choice);
     this.root.dataset.pool = this.meta.pool ?? "";
     this.refreshAll();
   }
@@ -337,9 +342,22 @@ export class AllocLens implements AllocContext {
     if (this.state.draw.pool === null) this.toUrl();
   }
 
-  /** Stops the lens's timer (tests). */
+  /** Has the server read the window `[from, to)` of the run, then builds the lens again. */
+  private async readWindow(from: number, to: number): Promise<void> {
+    try {
+      await this.api.readWindow(from, to);
+    } catch (e) {
+      this.report(e instanceof Error ? e.message : String(e));
+      return;
+    }
+    this.dispose();
+    this.successor = await AllocLens.mount(this.el, this.context);
+  }
+
+  /** Stops the lens's timer (tests), and its successor's. */
   dispose(): void {
     window.clearInterval(this.followers);
     window.clearTimeout(this.urlTimer);
+    this.successor?.dispose();
   }
 }

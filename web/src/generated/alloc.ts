@@ -228,6 +228,11 @@ export type MetaWire = {
    */
   time_origin_ns: number,
   /**
+   * Whether the model holds a window of a run too large for the map's memory (its
+   * notes say which); `memlens view` reads another on `api/alloc/window`.
+   */
+  window: boolean,
+  /**
    * Length of the compact address axis (the bins' extents stacked).
    */
   axis_len: number,

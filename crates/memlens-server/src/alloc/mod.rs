@@ -314,6 +314,7 @@ impl AllocLens {
                 end_ns: run.end_ns.max(run.start_ns + 1),
             },
             time_origin_ns: model.time_origin(),
+            window: model.is_window(),
             axis_len: model.axis().len().max(1),
             max_level: query::MAX_LEVEL,
             has_latency: model.has_latency(),

@@ -19,6 +19,9 @@ pub struct MetaWire {
     /// The instant shown times count from: the run's start, or for the map of a window
     /// of a run the run's time 0, so the window's times read as in the whole run.
     pub time_origin_ns: u64,
+    /// Whether the model holds a window of a run too large for the map's memory (its
+    /// notes say which); `memlens view` reads another on `api/alloc/window`.
+    pub window: bool,
     /// Length of the compact address axis (the bins' extents stacked).
     pub axis_len: u64,
     /// The deepest tile level on either axis.

@@ -170,7 +170,27 @@ pub fn decode_payload_batches_as<T>(
     emit: &mut dyn FnMut(RefBatch<'_, T>),
 ) -> Result<(), (usize, &'static str)> {
     block.clear();
-    decode_payload_gathering(payload, block, 0, &convert, emit)
+    decode_payload_gathering(payload, block, 0, &convert, &mut |gathered| {
+        emit(gathered.batch())
+    })
+}
+
+/// What the gathering decoder hands over: a region or label, or the references it
+/// gathered, in a vector the receiver may take (leaving another in its place), which
+/// is cleared afterwards.
+enum Gathered<'a, T> {
+    Item(RefItem),
+    References(&'a mut Vec<T>),
+}
+
+impl<'a, T> Gathered<'a, T> {
+    /// As a [`RefBatch`].
+    fn batch(self) -> RefBatch<'a, T> {
+        match self {
+            Gathered::Item(item) => RefBatch::Item(item),
+            Gathered::References(refs) => RefBatch::References(refs),
+        }
+    }
 }
 
 /// [`decode_payload_batches_as`] gathering the references of several blocks: they
@@ -182,11 +202,11 @@ fn decode_payload_gathering<T>(
     block: &mut Vec<T>,
     gather: usize,
     convert: &impl Fn(RefRecord) -> T,
-    emit: &mut dyn FnMut(RefBatch<'_, T>),
+    emit: &mut dyn FnMut(Gathered<'_, T>),
 ) -> Result<(), (usize, &'static str)> {
-    let flush = |block: &mut Vec<T>, emit: &mut dyn FnMut(RefBatch<'_, T>)| {
+    let flush = |block: &mut Vec<T>, emit: &mut dyn FnMut(Gathered<'_, T>)| {
         if !block.is_empty() {
-            emit(RefBatch::References(block));
+            emit(Gathered::References(block));
             block.clear();
         }
     };
@@ -218,7 +238,7 @@ fn decode_payload_gathering<T>(
                 let (start, len, name) = (b.u64(), b.u64(), b.string());
                 match (id, start, len, name) {
                     (Some(id), Some(start), Some(len), Some(name)) => {
-                        emit(RefBatch::Item(RefItem::Region {
+                        emit(Gathered::Item(RefItem::Region {
                             id,
                             start,
                             len,
@@ -231,7 +251,7 @@ fn decode_payload_gathering<T>(
             ref_tag::LABEL => {
                 flush(block, emit);
                 match (b.u64().and_then(|v| u16::try_from(v).ok()), b.string()) {
-                    (Some(id), Some(text)) => emit(RefBatch::Item(RefItem::Label { id, text })),
+                    (Some(id), Some(text)) => emit(Gathered::Item(RefItem::Label { id, text })),
                     _ => return Err(malformed("malformed label record")),
                 }
             }
@@ -375,6 +395,15 @@ pub fn read_reference_batches_as<T>(
     convert: impl Fn(RefRecord) -> T + Copy,
     emit: &mut dyn FnMut(RefBatch<'_, T>),
 ) -> Vec<Damage> {
+    read_gathered(trace, convert, &mut |gathered| emit(gathered.batch()))
+}
+
+/// [`read_reference_batches_as`] handing over the gathered references' vector.
+fn read_gathered<T>(
+    trace: &TraceFile,
+    convert: impl Fn(RefRecord) -> T + Copy,
+    emit: &mut dyn FnMut(Gathered<'_, T>),
+) -> Vec<Damage> {
     let mut block = Vec::with_capacity(GATHER + BLOCK_REFERENCES);
     let mut damage: Vec<Damage> = trace.index_damage().to_vec();
     let (mut scratch, mut payload) = (Vec::new(), Vec::new());
@@ -403,7 +432,7 @@ pub fn read_reference_batches_as<T>(
         }
     }
     if !block.is_empty() {
-        emit(RefBatch::References(&block));
+        emit(Gathered::References(&mut block));
     }
     damage.sort_by_key(|d| d.offset);
     damage
@@ -413,7 +442,7 @@ pub fn read_reference_batches_as<T>(
 /// own, a few batches ahead of `emit`, which runs on the caller's thread: a consumer
 /// that takes as long as the decoding (the cache simulator) then shares two cores with
 /// it. The same items in the same order, and the same damage.
-pub fn read_reference_batches_ahead<T: Copy + Send>(
+pub fn read_reference_batches_ahead<T: Send>(
     trace: &TraceFile,
     convert: impl Fn(RefRecord) -> T + Copy + Send,
     emit: &mut dyn FnMut(RefBatch<'_, T>),
@@ -426,17 +455,21 @@ pub fn read_reference_batches_ahead<T: Copy + Send>(
     /// Batches decoded and not yet taken (each up to [`GATHER`] references).
     const AHEAD: usize = 2;
     let (full_tx, full_rx) = std::sync::mpsc::sync_channel::<Ahead<T>>(AHEAD);
-    // Taken batches come back to be filled again: no allocation per batch.
+    // Taken batches come back to be filled again: no allocation, no copy per batch.
     let (empty_tx, empty_rx) = std::sync::mpsc::channel::<Vec<T>>();
+    for _ in 0..AHEAD + 2 {
+        let _ = empty_tx.send(Vec::with_capacity(GATHER + BLOCK_REFERENCES));
+    }
     std::thread::scope(|scope| {
         let reader = scope.spawn(move || {
-            read_reference_batches_as(trace, convert, &mut |batch| {
-                let message = match batch {
-                    RefBatch::Item(item) => Ahead::Item(item),
-                    RefBatch::References(refs) => {
+            read_gathered(trace, convert, &mut |gathered| {
+                let message = match gathered {
+                    Gathered::Item(item) => Ahead::Item(item),
+                    Gathered::References(refs) => {
+                        // The full vector goes; an empty one takes its place.
                         let mut owned = empty_rx.try_recv().unwrap_or_default();
                         owned.clear();
-                        owned.extend_from_slice(refs);
+                        std::mem::swap(refs, &mut owned);
                         Ahead::References(owned)
                     }
                 };

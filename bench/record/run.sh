@@ -3,8 +3,10 @@
 # unwinding and --unwind fp) against heaptrack and the program alone on the
 # shared workload ../shared/bench/alloc-bench.c (5 M allocation calls, mixed
 # sizes), built with and without frame pointers, 1 and 2 threads, measured side
-# by side in one run with hyperfine; the cost of the line `record` prints after
-# the run; Debian's perl; then trace size and the speed of `memlens summary`
+# by side in one run with hyperfine (wall-clock medians, and CPU time: user +
+# system, hyperfine's means, of the command and its children, which is what
+# the recorder's writer thread competes for on a small machine); the cost of
+# the line `record` prints after the run; Debian's perl; then trace size and the speed of `memlens summary`
 # against `heaptrack_print` on the same recordings.
 #
 # Usage: bench/record/run.sh [OPS] [RUNS]      (defaults: 5000000 5)
@@ -32,6 +34,8 @@ cc -O2 -g -fno-omit-frame-pointer -pthread "$src" -o "$out/bench"
 cc -O2 -g -fomit-frame-pointer -pthread "$src" -o "$out/bench-nofp"
 
 median() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['median']) for r in d['results']))" "$1"; }
+# CPU time of each command (user + system, means over the runs).
+cpu() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['user'] + r['system']) for r in d['results']))" "$1"; }
 
 # Every memlens line is the whole command a user runs: `memlens record`, with its
 # default (DWARF) unwinding and with `--unwind fp`.
@@ -45,12 +49,16 @@ for build in bench bench-nofp; do
             -n "memlens --unwind fp" "$memlens record -q -f --unwind fp -o $out/rec/m.mlens -- $out/$build $threads $ops" \
             -n heaptrack "heaptrack -o $out/rec/ht $out/$build $threads $ops" >/dev/null
         read -r native mem fp ht < <(median "$out/t.json")
-        python3 - "$native" "$mem" "$fp" "$ht" "$threads" <<'PY'
+        read -r cnative cmem cfp cht < <(cpu "$out/t.json")
+        python3 - "$native" "$mem" "$fp" "$ht" "$cnative" "$cmem" "$cfp" "$cht" "$threads" <<'PY'
 import sys
-native, mem, fp, ht, threads = map(float, sys.argv[1:])
+native, mem, fp, ht, cnative, cmem, cfp, cht, threads = map(float, sys.argv[1:])
 print(f"  median wall: native {native:.3f} s, memlens {mem:.3f} s, memlens --unwind fp {fp:.3f} s, heaptrack {ht:.3f} s")
 print(f"  slowdown: memlens {mem/native:.2f}x (target <= {3 if threads == 1 else 3.5}x), --unwind fp {fp/native:.2f}x, heaptrack {ht/native:.2f}x")
-print(f"  memlens/heaptrack wall ratio: {mem/ht:.2f}")
+print(f"  cpu (user+sys): native {cnative:.3f} s, memlens {cmem:.3f} s, memlens --unwind fp {cfp:.3f} s, heaptrack {cht:.3f} s")
+cpu_target = " (target <= 3x)" if threads == 1 else ""
+print(f"  cpu vs native: memlens {cmem/cnative:.2f}x{cpu_target}, --unwind fp {cfp/cnative:.2f}x, heaptrack {cht/cnative:.2f}x")
+print(f"  memlens/heaptrack: wall {mem/ht:.2f}, cpu {cmem/cht:.2f}")
 PY
     done
 done

@@ -34,6 +34,8 @@ cc -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -pthread \
 requests=$((ops / 8))
 
 median() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['median']) for r in d['results']))" "$1"; }
+# CPU time of each command (user + system, means over the runs).
+cpu() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['user'] + r['system']) for r in d['results']))" "$1"; }
 
 timing() {
     local name=$1; shift
@@ -45,11 +47,13 @@ timing() {
         -n "memlens (every allocation)" "$memlens record -q -f -o $out/rec/m.mlens -- $*" \
         -n heaptrack "heaptrack -o $out/rec/ht $*" >/dev/null
     read -r native sampled full ht < <(median "$out/t.json")
-    python3 - "$native" "$sampled" "$full" "$ht" "$sample" <<'PY'
+    read -r cnative csampled cfull cht < <(cpu "$out/t.json")
+    python3 - "$native" "$sampled" "$full" "$ht" "$cnative" "$csampled" "$cfull" "$cht" "$sample" <<'PY'
 import sys
-native, sampled, full, ht = map(float, sys.argv[1:5])
-print(f"  median wall: native {native:.3f} s | memlens --sample {sys.argv[5]} {sampled:.3f} s | memlens {full:.3f} s | heaptrack {ht:.3f} s")
+native, sampled, full, ht, cnative, csampled, cfull, cht = map(float, sys.argv[1:9])
+print(f"  median wall: native {native:.3f} s | memlens --sample {sys.argv[9]} {sampled:.3f} s | memlens {full:.3f} s | heaptrack {ht:.3f} s")
 print(f"  vs native:   memlens --sample {sampled/native:.2f}x (target <= 1.10x) | memlens {full/native:.2f}x | heaptrack {ht/native:.2f}x")
+print(f"  cpu (user+sys) vs native: memlens --sample {csampled/cnative:.2f}x | memlens {cfull/cnative:.2f}x | heaptrack {cht/cnative:.2f}x")
 print(f"  vs heaptrack: memlens --sample {sampled/ht:.2f} | memlens {full/ht:.2f}")
 PY
 }

@@ -200,7 +200,7 @@ fn reset_threads() {
         // thread is inside a hook, so nothing else touches these fields.
         unsafe {
             (*p).ring.reset();
-            (*(*p).stacks.get()).clear();
+            (*p).forget_stacks();
         }
     }
     wakeup::reset_after_fork();

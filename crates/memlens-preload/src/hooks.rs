@@ -35,7 +35,7 @@ use crate::real::{arena_alloc, arena_size, in_arena, real, resolve, resolved, re
 use crate::recording::{self, RECORDING};
 use crate::ring::CAPACITY;
 use crate::slot::{self, MAX_LATENCY_TICKS, Slot};
-use crate::stack::{self, MAX_DEPTH};
+use crate::stack;
 use crate::thread::{self, BUSY, ThreadState};
 use crate::{clock, lifecycle, registry, sampling, wakeup};
 
@@ -128,47 +128,48 @@ pub(crate) fn enter() -> Option<Guard<'static>> {
 fn wait_for_room(state: &ThreadState, n: u64) -> bool {
     let deadline = clock::monotonic_ns() + 2_000_000_000;
     loop {
-        wakeup::wake();
-        if state.ring.free_slots() >= n {
+        wakeup::wait_for_room(|| state.ring.has_room(n));
+        if state.ring.has_room(n) {
             return true;
         }
         if clock::monotonic_ns() > deadline {
             recording::count_dropped();
             return false;
         }
-        // SAFETY: sched_yield has no preconditions.
-        unsafe { libc::sched_yield() };
-        if state.ring.free_slots() >= n {
-            return true;
-        }
-        wakeup::wait_briefly();
     }
 }
 
+/// Publishes `slots` (one record) to the thread's ring, waiting for room when
+/// it is full.
 #[inline(always)]
 pub(crate) fn publish(state: &ThreadState, slots: &[Slot]) {
     let n = slots.len() as u64;
-    if state.ring.free_slots() < n && !wait_for_room(state, n) {
+    if !state.ring.has_room(n) && !wait_for_room(state, n) {
         return;
     }
     for (i, s) in slots.iter().enumerate() {
         state.ring.stage(i as u64, *s);
     }
-    state.ring.publish(n);
-    // Wake the writer once a quarter of the ring has filled since the last wake.
-    let used = state.ring.used();
-    if used >= CAPACITY / 4 && used.wrapping_sub(state.last_wake.get()) >= CAPACITY / 8 {
-        state.last_wake.set(used);
-        wakeup::wake();
-    } else if used < CAPACITY / 8 {
-        state.last_wake.set(0);
+    let head = state.ring.publish(n);
+    // Each time the head passes a quarter of the ring, wake the writer if a
+    // quarter of the ring is waiting for it.
+    if head % (CAPACITY / 4) < n {
+        wake_if_filling(state);
     }
 }
 
-/// Captures and interns the current stack; returns the thread-local stack id.
+#[cold]
+#[inline(never)]
+fn wake_if_filling(state: &ThreadState) {
+    if state.ring.used() >= CAPACITY / 4 {
+        wakeup::wake();
+    }
+}
+
+/// Captures the current stack; returns its thread-local id, after publishing
+/// the stack nodes the thread had not sent yet (`interning.rs`).
 #[inline(always)]
 pub(crate) fn stack_id(state: &ThreadState) -> u32 {
-    let mut frames = [0u64; MAX_DEPTH];
     // SAFETY: only this thread touches its cache and stack table, and it is
     // inside the guard.
     let (cache, stacks, previous) = unsafe {
@@ -178,21 +179,21 @@ pub(crate) fn stack_id(state: &ThreadState) -> u32 {
             &mut *state.stack_cache.get(),
         )
     };
-    let n = stack::capture(
-        &mut frames,
+    let mut intern = |parent: u32, ip: u64| {
+        let (id, new) = stacks.node(parent, ip);
+        if new {
+            publish(state, &[slot::encode_node(id, parent, ip)]);
+        }
+        id
+    };
+    stack::capture(
         state.stack_lo,
         state.stack_hi,
         stack::mode(),
         cache,
         previous,
-    );
-    let (id, new) = stacks.intern(&frames[..n]);
-    if new {
-        let mut slots = [[0u64; 4]; slot::stack_slots(MAX_DEPTH)];
-        let used = slot::encode_stack(id, &frames[..n], &mut slots);
-        publish(state, &slots[..used]);
-    }
-    id
+        &mut intern,
+    )
 }
 
 /// The clock before a real call: read only in latency mode (`TIMED`).
@@ -303,14 +304,14 @@ fn sampled(size: usize) -> bool {
     }
     // SAFETY: a non-sentinel key value is this thread's live state.
     let state = unsafe { &*(p as *const ThreadState) };
-    !state.in_hook.get() && state.sampler.take(size)
+    !state.in_hook.get() && state.sampler.take(thread::sample_left(), size)
 }
 
 /// [`sampled`] for a thread's first allocation: its state is made first.
 #[cold]
 #[inline(never)]
 fn first_sampled(size: usize) -> bool {
-    enter().is_some_and(|g| g.state.sampler.take(size))
+    enter().is_some_and(|g| g.state.sampler.take(thread::sample_left(), size))
 }
 
 /// Records a sampled allocation and remembers its block, so its free is recorded.
@@ -407,9 +408,44 @@ fn ready() -> bool {
     resolved()
 }
 
+/// True once a recording has been sampled in this process: the hooks' fast
+/// path applies (the real functions are resolved by then). It also runs when
+/// recording has stopped (after `exit` began, in a forked child that does not
+/// record, after `memlens detach`), where forwarding is all there is to do: a
+/// block it lets through unrecorded is one that no sampled block shares a page
+/// with, and the slow path, which it leaves the rest to, knows whether to record.
+#[inline(always)]
+fn sampling_fast() -> bool {
+    sampling::on()
+}
+
+/// The sampled fast path's test: true when `size` bytes stay short of this
+/// thread's next sample point (they are counted); false when the allocation is
+/// sampled, or the thread has no gap drawn yet: the slow path decides then.
+#[inline(always)]
+fn counted(size: usize) -> bool {
+    thread::count_sample_bytes(size as u64)
+}
+
+/// The sampled fast path's test for a block given back: true when it cannot be
+/// a sampled block (nor a bootstrap one), so the real call is all there is to do.
+#[inline(always)]
+fn unsampled_block(p: *mut c_void) -> bool {
+    !in_arena(p) && !sampling::page_may_hold_sampled(p as u64)
+}
+
 /// `malloc`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
+    if sampling_fast() && counted(size) {
+        // SAFETY: forwarding.
+        return unsafe { (real().malloc)(size) };
+    }
+    malloc_slow(size)
+}
+
+#[inline(never)]
+fn malloc_slow(size: usize) -> *mut c_void {
     if !ready() {
         return arena_alloc(size, 16);
     }
@@ -422,6 +458,18 @@ pub unsafe extern "C" fn malloc(size: usize) -> *mut c_void {
 /// `calloc`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
+    if sampling_fast()
+        && let Some(total) = n.checked_mul(size)
+        && counted(total)
+    {
+        // SAFETY: forwarding.
+        return unsafe { (real().calloc)(n, size) };
+    }
+    calloc_slow(n, size)
+}
+
+#[inline(never)]
+fn calloc_slow(n: usize, size: usize) -> *mut c_void {
     if !ready() {
         return match n.checked_mul(size) {
             Some(total) => arena_alloc(total, 16), // the arena is zeroed static memory
@@ -437,6 +485,15 @@ pub unsafe extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
 /// `free`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn free(p: *mut c_void) {
+    if sampling_fast() && unsampled_block(p) {
+        // SAFETY: forwarding (the real `free` takes null too).
+        return unsafe { (real().free)(p) };
+    }
+    free_slow(p);
+}
+
+#[inline(never)]
+fn free_slow(p: *mut c_void) {
     if p.is_null() || in_arena(p) {
         return;
     }
@@ -468,18 +525,29 @@ pub unsafe extern "C" fn cfree(p: *mut c_void) {
     unsafe { free(p) }
 }
 
+/// `realloc`, and `reallocarray` once its size is known.
+#[inline(always)]
 unsafe fn realloc_impl(p: *mut c_void, size: usize) -> *mut c_void {
+    if sampling_fast() && (p.is_null() || unsampled_block(p)) && counted(size) {
+        // SAFETY: forwarding.
+        return unsafe { (real().realloc)(p, size) };
+    }
+    realloc_slow(p, size)
+}
+
+#[inline(never)]
+fn realloc_slow(p: *mut c_void, size: usize) -> *mut c_void {
     if timed() {
         realloc_timed(p, size)
     } else {
-        // SAFETY: same contract.
+        // SAFETY: the caller's arguments.
         unsafe { realloc_mode::<false>(p, size) }
     }
 }
 
 #[inline(never)]
 fn realloc_timed(p: *mut c_void, size: usize) -> *mut c_void {
-    // SAFETY: called by `realloc_impl` with the caller's arguments.
+    // SAFETY: called by `realloc_slow` with the caller's arguments.
     unsafe { realloc_mode::<true>(p, size) }
 }
 
@@ -565,6 +633,16 @@ pub unsafe extern "C" fn reallocarray(p: *mut c_void, n: usize, size: usize) -> 
 /// `posix_memalign`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, size: usize) -> i32 {
+    if sampling_fast() && counted(size) {
+        // SAFETY: forwarding.
+        return unsafe { (real().posix_memalign)(out, align, size) };
+    }
+    // SAFETY: the caller's arguments.
+    unsafe { posix_memalign_slow(out, align, size) }
+}
+
+#[inline(never)]
+unsafe fn posix_memalign_slow(out: *mut *mut c_void, align: usize, size: usize) -> i32 {
     if !ready() {
         let p = arena_alloc(size, align.min(4096));
         if p.is_null() {
@@ -592,6 +670,15 @@ pub unsafe extern "C" fn posix_memalign(out: *mut *mut c_void, align: usize, siz
 /// `aligned_alloc`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn aligned_alloc(align: usize, size: usize) -> *mut c_void {
+    if sampling_fast() && counted(size) {
+        // SAFETY: forwarding.
+        return unsafe { (real().aligned_alloc)(align, size) };
+    }
+    aligned_alloc_slow(align, size)
+}
+
+#[inline(never)]
+fn aligned_alloc_slow(align: usize, size: usize) -> *mut c_void {
     if !ready() {
         return arena_alloc(size, align.min(4096));
     }
@@ -604,6 +691,15 @@ pub unsafe extern "C" fn aligned_alloc(align: usize, size: usize) -> *mut c_void
 /// `memalign`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn memalign(align: usize, size: usize) -> *mut c_void {
+    if sampling_fast() && counted(size) {
+        // SAFETY: forwarding.
+        return unsafe { (real().memalign)(align, size) };
+    }
+    memalign_slow(align, size)
+}
+
+#[inline(never)]
+fn memalign_slow(align: usize, size: usize) -> *mut c_void {
     if !ready() {
         return arena_alloc(size, align.min(4096));
     }
@@ -616,6 +712,15 @@ pub unsafe extern "C" fn memalign(align: usize, size: usize) -> *mut c_void {
 /// `valloc`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn valloc(size: usize) -> *mut c_void {
+    if sampling_fast() && counted(size) {
+        // SAFETY: forwarding.
+        return unsafe { (real().valloc)(size) };
+    }
+    valloc_slow(size)
+}
+
+#[inline(never)]
+fn valloc_slow(size: usize) -> *mut c_void {
     if !ready() {
         return arena_alloc(size, 4096);
     }
@@ -628,6 +733,15 @@ pub unsafe extern "C" fn valloc(size: usize) -> *mut c_void {
 /// `pvalloc`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn pvalloc(size: usize) -> *mut c_void {
+    if sampling_fast() && counted(size) {
+        // SAFETY: forwarding.
+        return unsafe { (real().pvalloc)(size) };
+    }
+    pvalloc_slow(size)
+}
+
+#[inline(never)]
+fn pvalloc_slow(size: usize) -> *mut c_void {
     if !ready() {
         return arena_alloc(size.next_multiple_of(4096), 4096);
     }

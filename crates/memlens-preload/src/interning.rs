@@ -1,67 +1,83 @@
 //! Per-thread stack interning on the allocating thread.
 //!
-//! Each thread maps a 128-bit hash of its captured return addresses to a
-//! small *thread-local* stack id and sends a stack's frames to the writer
-//! only the first time it sees it. The writer then maps (thread, local id)
-//! to a global id in the trace's prefix tree. Nothing here is shared between
-//! threads, so lookups never contend. Two independent 64-bit hashes make a
-//! false match between different stacks practically impossible (about 2⁻¹²⁸
-//! per pair).
+//! Each thread keeps its own prefix tree of the stacks it has captured: a
+//! *node* is a stack, named by a small thread-local id, made of the stack of
+//! its parent node (the outer frames; 0 is the empty stack) and one more
+//! return address, the innermost. The hook asks for the node of (parent,
+//! address) only for the frames that changed since the thread's previous
+//! stack (`stack.rs` keeps the ids of that stack's suffixes), and sends a
+//! node to the writer the first time it is made; the writer maps (thread,
+//! local id) to the id of the same stack in the trace's global prefix tree,
+//! one lookup per node. Nothing here is shared between threads, so lookups
+//! never contend, and no stack is ever hashed whole.
 
-/// A thread's table of known stacks: open addressing, linear probing,
+/// A thread's table of stack nodes: open addressing, linear probing,
 /// power-of-two capacity, grown at half load.
 pub struct LocalStacks {
-    keys: Vec<(u64, u64)>,
-    ids: Vec<u32>,
+    entries: Vec<Node>,
     len: usize,
     next_id: u32,
 }
 
-const EMPTY: (u64, u64) = (0, 0);
+/// One node: 16 bytes.
+#[derive(Clone, Copy)]
+struct Node {
+    ip: u64,
+    parent: u32,
+    /// The node's id; 0 marks an empty entry.
+    id: u32,
+}
+
+const EMPTY: Node = Node {
+    ip: 0,
+    parent: 0,
+    id: 0,
+};
+
+#[inline]
+fn hash(parent: u32, ip: u64) -> usize {
+    ((ip ^ u64::from(parent).rotate_left(29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as usize
+}
 
 impl LocalStacks {
     /// An empty table.
     pub fn new() -> Self {
         LocalStacks {
-            keys: vec![EMPTY; 256],
-            ids: vec![0; 256],
+            entries: vec![EMPTY; 256],
             len: 0,
             next_id: 1,
         }
     }
 
-    /// Forgets every stack (a forked child starts a new trace).
+    /// Forgets every stack (a forked child, or a new attached session, starts
+    /// a new trace).
     pub fn clear(&mut self) {
-        self.keys.iter_mut().for_each(|k| *k = EMPTY);
+        self.entries.fill(EMPTY);
         self.len = 0;
         self.next_id = 1;
     }
 
-    /// Returns the local id of `frames` and whether it is new.
+    /// Returns the id of the stack `parent` extended by the innermost return
+    /// address `ip`, and whether it is new.
     #[inline]
-    pub fn intern(&mut self, frames: &[u64]) -> (u32, bool) {
-        if frames.is_empty() {
-            return (0, false);
-        }
-        let key = hash(frames);
-        let mask = self.keys.len() - 1;
-        let mut i = (key.0 as usize) & mask;
+    pub fn node(&mut self, parent: u32, ip: u64) -> (u32, bool) {
+        let mask = self.entries.len() - 1;
+        let mut i = hash(parent, ip) & mask;
         loop {
-            let k = self.keys[i];
-            if k == key {
-                return (self.ids[i], false);
-            }
-            if k == EMPTY {
+            let e = self.entries[i];
+            if e.id == 0 {
                 break;
+            }
+            if e.ip == ip && e.parent == parent {
+                return (e.id, false);
             }
             i = (i + 1) & mask;
         }
         let id = self.next_id;
         self.next_id += 1;
-        self.keys[i] = key;
-        self.ids[i] = id;
+        self.entries[i] = Node { ip, parent, id };
         self.len += 1;
-        if self.len * 2 > self.keys.len() {
+        if self.len * 2 > self.entries.len() {
             self.grow();
         }
         (id, true)
@@ -71,83 +87,72 @@ impl LocalStacks {
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
-        let cap = self.keys.len() * 2;
-        let old_keys = std::mem::replace(&mut self.keys, vec![EMPTY; cap]);
-        let old_ids = std::mem::replace(&mut self.ids, vec![0; cap]);
+        let cap = self.entries.len() * 2;
+        let old = std::mem::replace(&mut self.entries, vec![EMPTY; cap]);
         let mask = cap - 1;
-        for (k, id) in old_keys.into_iter().zip(old_ids) {
-            if k == EMPTY {
-                continue;
-            }
-            let mut i = (k.0 as usize) & mask;
-            while self.keys[i] != EMPTY {
+        for e in old.into_iter().filter(|e| e.id != 0) {
+            let mut i = hash(e.parent, e.ip) & mask;
+            while self.entries[i].id != 0 {
                 i = (i + 1) & mask;
             }
-            self.keys[i] = k;
-            self.ids[i] = id;
+            self.entries[i] = e;
         }
     }
-}
-
-#[inline]
-fn hash(frames: &[u64]) -> (u64, u64) {
-    let mut a: u64 = 0x9E37_79B9_7F4A_7C15 ^ frames.len() as u64;
-    let mut b: u64 = 0xC2B2_AE3D_27D4_EB4F;
-    for &f in frames {
-        a = (a ^ f).wrapping_mul(0xFF51_AFD7_ED55_8CCD).rotate_left(31);
-        b = (b ^ f.rotate_left(17))
-            .wrapping_mul(0xC4CE_B9FE_1A85_EC53)
-            .rotate_left(27);
-    }
-    // Never produce the empty marker.
-    (a | 1, b)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_empty_stack_is_id_zero_and_never_sent() {
-        let mut t = LocalStacks::new();
-        assert_eq!(t.intern(&[]), (0, false));
+    /// The id of `frames` (innermost first), interned outermost first.
+    fn intern(t: &mut LocalStacks, frames: &[u64]) -> (u32, bool) {
+        let mut id = 0;
+        let mut new = false;
+        for &ip in frames.iter().rev() {
+            let (n, fresh) = t.node(id, ip);
+            id = n;
+            new |= fresh;
+        }
+        (id, new)
     }
 
     #[test]
     fn ids_are_dense_and_stable() {
         let mut t = LocalStacks::new();
-        assert_eq!(t.intern(&[1, 2, 3]), (1, true));
-        assert_eq!(t.intern(&[1, 2]), (2, true));
-        assert_eq!(t.intern(&[3, 2, 1]), (3, true));
-        assert_eq!(t.intern(&[1, 2, 3]), (1, false));
-        assert_eq!(t.intern(&[1, 2]), (2, false));
+        assert_eq!(intern(&mut t, &[3, 2, 1]), (3, true));
+        assert_eq!(intern(&mut t, &[4, 2, 1]), (4, true));
+        assert_eq!(intern(&mut t, &[2, 1]), (2, false));
+        assert_eq!(intern(&mut t, &[3, 2, 1]), (3, false));
+        assert_eq!(t.node(0, 1), (1, false));
+        assert_eq!(t.node(2, 3), (3, false));
+    }
+
+    #[test]
+    fn the_same_address_under_different_parents_is_different_stacks() {
+        let mut t = LocalStacks::new();
+        let (a, _) = intern(&mut t, &[9, 1]);
+        let (b, _) = intern(&mut t, &[9, 2]);
+        assert_ne!(a, b);
     }
 
     #[test]
     fn growing_keeps_every_id() {
         let mut t = LocalStacks::new();
-        let stacks: Vec<Vec<u64>> = (0..5_000u64).map(|i| vec![i, i * 7 + 1, 0x4000]).collect();
-        for (i, s) in stacks.iter().enumerate() {
-            assert_eq!(t.intern(s), (i as u32 + 1, true));
-        }
-        assert!(t.keys.len() >= 2 * stacks.len());
-        for (i, s) in stacks.iter().enumerate() {
-            assert_eq!(t.intern(s), (i as u32 + 1, false));
+        let nodes: Vec<(u32, u64)> = (0..5_000u32).map(|i| (i, u64::from(i) * 7 + 1)).collect();
+        let ids: Vec<u32> = nodes.iter().map(|&(p, ip)| t.node(p, ip).0).collect();
+        assert_eq!(ids, (1..=5_000).collect::<Vec<u32>>());
+        assert!(t.entries.len() >= 2 * nodes.len());
+        for (&(p, ip), &id) in nodes.iter().zip(&ids) {
+            assert_eq!(t.node(p, ip), (id, false));
         }
     }
 
     #[test]
     fn clear_starts_over() {
         let mut t = LocalStacks::new();
-        t.intern(&[1]);
-        t.intern(&[2]);
+        t.node(0, 1);
+        t.node(0, 2);
         t.clear();
-        assert_eq!(t.intern(&[2]), (1, true));
-    }
-
-    #[test]
-    fn hash_is_never_the_empty_marker() {
-        assert_ne!(hash(&[0]), EMPTY);
-        assert_ne!(hash(&[]), EMPTY);
+        assert_eq!(t.node(0, 2), (1, true));
     }
 }

@@ -8,7 +8,7 @@
 //!   blocks on the hot path, every hook forwards to the real allocator);
 //! - lossless: when a thread's ring is full it waits for the writer;
 //! - no lock and no shared atomic on the allocation path (per-thread rings,
-//!   per-thread stack interning, state found through a pthread key);
+//!   per-thread stack interning, state found through initial-exec TLS);
 //! - crash-safe: complete chunks reach the file at least every 100 ms.
 //!
 //! Map: `hooks` (the malloc family), `map_hooks` (`mmap`, `munmap`, `mremap`
@@ -101,6 +101,22 @@ unsafe impl GlobalAlloc for RealAllocator {
                 (real::real().memalign)(layout.align(), layout.size()).cast()
             }
         }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        if layout.align() > 16 || real::resolving() {
+            // SAFETY: `alloc`, then zeroing the block it returned.
+            unsafe {
+                let p = self.alloc(layout);
+                if !p.is_null() {
+                    core::ptr::write_bytes(p, 0, layout.size());
+                }
+                return p;
+            }
+        }
+        // SAFETY: forwarding: `calloc` returns zeroed memory, and large blocks
+        // come from fresh mappings the kernel already zeroed, untouched.
+        unsafe { (real::real().calloc)(1, layout.size()).cast() }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {

@@ -305,8 +305,7 @@ extern "C" fn fork_child() {
         // SAFETY: the forking thread's own state.
         let s = unsafe { &*(state as *const thread::ThreadState) };
         s.ring.reset();
-        // SAFETY: only this thread uses its stack table.
-        unsafe { (*s.stacks.get()).clear() };
+        s.forget_stacks();
         // The kernel gave this thread a new tid: start a fresh state instead.
         thread::set_current(core::ptr::null_mut());
         core::ptr::null_mut()

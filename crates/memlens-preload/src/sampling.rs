@@ -7,24 +7,28 @@
 //! stack — when a point falls inside its bytes, which happens with probability
 //! `p(s) = 1 − exp(−s/R)` for `s` bytes, independently of every other allocation.
 //! The gaps between points are exponential with mean `R` and memoryless, so each
-//! thread keeps one counter, the bytes left to the next point ([`Sampler`]): an
-//! allocation smaller than the counter only subtracts its size (no clock read, no
-//! stack, no ring slot: the fast path of the hooks); one that reaches it is sampled,
-//! and a fresh gap is drawn, counted from the allocation's end. Readers weigh a
-//! sampled allocation by `1/p(s)` (the trace says `R`), which makes every count and
-//! byte total an unbiased estimate.
+//! thread keeps one counter, the bytes left to the next point (a word of its TLS,
+//! drawn by its [`Sampler`]): an allocation smaller than the counter only
+//! subtracts its size (no clock read, no stack, no ring slot, not even the thread's
+//! state: the fast path of the hooks, which then tail-calls the real allocator);
+//! one that reaches it is sampled, and a fresh gap is drawn, counted from the
+//! allocation's end. Readers weigh a sampled allocation by `1/p(s)` (the trace
+//! says `R`), which makes every count and byte total an unbiased estimate.
 //!
-//! Frees are recorded only for sampled blocks. The free hook asks [`take`] whether
-//! its pointer is one: first a bitmap indexed by the address's 16-byte granule
-//! modulo 128 MiB ([`FILTER`], one relaxed load, no lock and no write: the common,
-//! unsampled case ends there; indexing by address rather than by a hash keeps the
-//! bits a program touches as close together as its heap blocks, so they stay in
-//! cache — a hashed filter of byte counters missed it on most frees),
-//! then, on a hit, the exact set of sampled live addresses behind a lock
-//! ([`SAMPLED`], an open-addressing table). The set is touched only by sampled
-//! allocations and filter hits, both rare (about one per `R` bytes allocated, and
-//! frees of blocks sharing a granule modulo 128 MiB with a sampled live one), so the allocation path keeps
-//! the recorder's invariant: no lock and no shared cache line written in the common
+//! Frees are recorded only for sampled blocks. The free hook's fast path asks
+//! [`page_may_hold_sampled`]: a bitmap with one bit per 4 KiB page modulo 1 GiB
+//! ([`PAGES`], one relaxed load, no lock and no write), clear for nearly every
+//! page since sampled blocks are few, and small enough (1/32768 of the heap it
+//! covers) to stay in the first-level cache. On a set bit, a second bitmap with one
+//! bit per 16-byte granule modulo 128 MiB ([`FILTER`]; indexing by address rather
+//! than by a hash keeps the bits a program touches as close together as its heap
+//! blocks — a hashed filter of byte counters missed the cache on most frees), and
+//! only then the exact set of sampled live addresses behind a lock ([`SAMPLED`], an
+//! open-addressing table), which also keeps the counts that say when a bit may be
+//! cleared. The set is touched only by sampled allocations and filter hits, both
+//! rare (about one per `R` bytes allocated, and frees of blocks sharing a granule
+//! modulo 128 MiB with a sampled live one), so the allocation path keeps the
+//! recorder's invariant: no lock and no shared cache line written in the common
 //! case. A free's pointer leaves the set before the real `free`, so a thread that
 //! gets the same address next finds it gone.
 //!
@@ -77,10 +81,11 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// One thread's sampling state: the bytes left to the next sample point and its
-/// random generator. Only the owning thread touches it.
+/// One thread's sampling state: its random generator (the bytes left to its next
+/// sample point are a word of the thread's TLS, which the hooks' fast path reads
+/// without finding the state: `thread::sample_left`). Only the owning thread
+/// touches it.
 pub struct Sampler {
-    left: Cell<u64>,
     rng: Cell<u64>,
     /// [`FORKS`] when the generator was seeded.
     forks: Cell<u64>,
@@ -101,27 +106,30 @@ impl Sampler {
 
     /// A sampler from `seed` for mean interval `mean`.
     fn seeded(seed: u64, mean: u64) -> Sampler {
-        let s = Sampler {
-            left: Cell::new(0),
+        Sampler {
             rng: Cell::new(seed | 1),
             forks: Cell::new(FORKS.load(Ordering::Relaxed)),
             mean,
-        };
-        s.left.set(s.gap());
-        s
+        }
     }
 
-    /// Counts an allocation of `size` bytes; true when it is sampled. The common
-    /// case is a compare and a subtraction.
+    /// Counts an allocation of `size` bytes against `left`, the thread's bytes to
+    /// its next sample point (0: none drawn yet, the first gap is drawn now); true
+    /// when it is sampled, and then the next gap is drawn into `left`. The common
+    /// case is a compare and a subtraction (which the hooks make themselves
+    /// first, on the TLS word, before they find the thread's state).
     #[inline(always)]
-    pub fn take(&self, size: usize) -> bool {
-        let left = self.left.get();
+    pub fn take(&self, left: &Cell<u64>, size: usize) -> bool {
+        let mut l = left.get();
+        if l == 0 {
+            l = self.gap();
+        }
         let size = size as u64;
-        if size < left {
-            self.left.set(left - size);
+        if size < l {
+            left.set(l - size);
             return false;
         }
-        self.left.set(self.gap());
+        left.set(self.gap());
         true
     }
 
@@ -165,6 +173,19 @@ const FILTER_BITS: u32 = 23;
 static FILTER: [AtomicU64; 1 << (FILTER_BITS - 6)] =
     [const { AtomicU64::new(0) }; 1 << (FILTER_BITS - 6)];
 
+/// Bits of page index in [`PAGES`]: 2^18 bits (32 KiB), one per 4 KiB page of a
+/// 1 GiB window.
+const PAGE_BITS: u32 = 18;
+
+/// One bit per page index: set while a sampled live block starts in a page with
+/// that index, kept like [`FILTER`]. The free hook's fast path reads only this
+/// bitmap: at 512 KiB a program has a few sampled blocks per 512 KiB of live heap,
+/// so nearly every page's bit is clear, and the bitmap is 1/32768 of the heap it
+/// covers, so the load stays in the first-level cache where [`FILTER`]'s, 1/128 of
+/// the heap, missed it on most frees.
+static PAGES: [AtomicU64; 1 << (PAGE_BITS - 6)] =
+    [const { AtomicU64::new(0) }; 1 << (PAGE_BITS - 6)];
+
 /// The exact set of sampled live block addresses.
 static SAMPLED: Locked<AddressSet> = Locked::new(AddressSet::new());
 
@@ -175,22 +196,53 @@ fn slot(addr: u64) -> usize {
     ((addr >> 4) & ((1 << FILTER_BITS) - 1)) as usize
 }
 
+/// The [`PAGES`] index of `addr`: its 4 KiB page modulo 2^18.
+#[inline(always)]
+fn page(addr: u64) -> usize {
+    ((addr >> 12) & ((1 << PAGE_BITS) - 1)) as usize
+}
+
+fn set_bit(bits: &[AtomicU64], i: usize, on: bool) {
+    if on {
+        bits[i >> 6].fetch_or(1 << (i & 63), Ordering::Relaxed);
+    } else {
+        bits[i >> 6].fetch_and(!(1 << (i & 63)), Ordering::Relaxed);
+    }
+}
+
+#[inline(always)]
+fn bit(bits: &[AtomicU64], i: usize) -> bool {
+    bits[i >> 6].load(Ordering::Relaxed) & (1 << (i & 63)) != 0
+}
+
 /// Remembers the sampled block at `addr` (before the allocation returns to the program).
 pub fn insert(addr: u64) {
     SAMPLED.with(|set| {
-        if set.insert(addr) && set.count(slot(addr), 1) {
-            FILTER[slot(addr) >> 6].fetch_or(1 << (slot(addr) & 63), Ordering::Relaxed);
+        if set.insert(addr) {
+            if set.count(Level::Granule, slot(addr), 1) {
+                set_bit(&FILTER, slot(addr), true);
+            }
+            if set.count(Level::Page, page(addr), 1) {
+                set_bit(&PAGES, page(addr), true);
+            }
         }
     });
 }
 
-/// Whether `addr` may be a sampled block: false for nearly every unsampled one
-/// (one relaxed load; the block's allocation happened before its free, so its
-/// filter bit is visible).
+/// Whether the page of `addr` may hold a sampled block: false for nearly every
+/// unsampled one (one relaxed load of a bitmap that stays in cache; the block's
+/// allocation happened before its free, so its bit is visible). The free hook's
+/// fast path asks only this; [`maybe_sampled`] asks the finer bitmap too.
+#[inline(always)]
+pub fn page_may_hold_sampled(addr: u64) -> bool {
+    bit(&PAGES, page(addr))
+}
+
+/// Whether `addr` may be a sampled block: [`page_may_hold_sampled`] and the bit
+/// of its 16-byte granule.
 #[inline(always)]
 pub fn maybe_sampled(addr: u64) -> bool {
-    let i = slot(addr);
-    FILTER[i >> 6].load(Ordering::Relaxed) & (1 << (i & 63)) != 0
+    page_may_hold_sampled(addr) && bit(&FILTER, slot(addr))
 }
 
 /// Forgets `addr` if it is a sampled live block; true when it was (its free is
@@ -198,11 +250,25 @@ pub fn maybe_sampled(addr: u64) -> bool {
 pub fn take(addr: u64) -> bool {
     SAMPLED.with(|set| {
         let removed = set.remove(addr);
-        if removed && set.count(slot(addr), -1) {
-            FILTER[slot(addr) >> 6].fetch_and(!(1 << (slot(addr) & 63)), Ordering::Relaxed);
+        if removed {
+            if set.count(Level::Granule, slot(addr), -1) {
+                set_bit(&FILTER, slot(addr), false);
+            }
+            if set.count(Level::Page, page(addr), -1) {
+                set_bit(&PAGES, page(addr), false);
+            }
         }
         removed
     })
+}
+
+/// Which bitmap a count belongs to.
+#[derive(Clone, Copy)]
+enum Level {
+    /// [`FILTER`]: 16-byte granules.
+    Granule,
+    /// [`PAGES`]: 4 KiB pages.
+    Page,
 }
 
 extern "C" fn before_fork() {
@@ -227,6 +293,8 @@ pub struct AddressSet {
     /// Live addresses per filter index (saturating: a full count stays), allocated
     /// at the first insert (zeroed pages, touched only where sampled blocks live).
     counts: Vec<u8>,
+    /// Live addresses per page index, likewise.
+    page_counts: Vec<u8>,
     /// Slots that are not empty (live and removed).
     used: usize,
     live: usize,
@@ -241,18 +309,23 @@ impl AddressSet {
         AddressSet {
             slots: Vec::new(),
             counts: Vec::new(),
+            page_counts: Vec::new(),
             used: 0,
             live: 0,
         }
     }
 
-    /// Adds `delta` (±1) to the count of filter index `slot`; true when its filter
-    /// bit must change (the count left or reached zero).
-    fn count(&mut self, slot: usize, delta: i8) -> bool {
-        if self.counts.is_empty() {
-            self.counts = vec![0; 1 << FILTER_BITS];
+    /// Adds `delta` (±1) to the count of index `i` of `level`'s bitmap; true when
+    /// its bit must change (the count left or reached zero).
+    fn count(&mut self, level: Level, i: usize, delta: i8) -> bool {
+        let (counts, bits) = match level {
+            Level::Granule => (&mut self.counts, FILTER_BITS),
+            Level::Page => (&mut self.page_counts, PAGE_BITS),
+        };
+        if counts.is_empty() {
+            *counts = vec![0; 1 << bits];
         }
-        let c = &mut self.counts[slot];
+        let c = &mut counts[i];
         match (*c, delta) {
             (u8::MAX, _) => false,
             (n, 1) => {
@@ -351,12 +424,13 @@ mod tests {
     fn each_allocation_is_sampled_with_probability_one_minus_exp_minus_size_over_mean() {
         let mean = 4096u64;
         let s = Sampler::seeded(mix(7), mean);
+        let left = Cell::new(0);
         for size in [16usize, 512, 4096, 20_000] {
             // Interleave the measured size with others, as a program does.
             let (mut hit, n) = (0u32, 200_000u32);
             for i in 0..n {
-                s.take(48 * (i as usize % 5));
-                hit += u32::from(s.take(size));
+                s.take(&left, 48 * (i as usize % 5));
+                hit += u32::from(s.take(&left, size));
             }
             let p = 1.0 - (-(size as f64) / mean as f64).exp();
             let got = f64::from(hit) / f64::from(n);
@@ -371,14 +445,18 @@ mod tests {
     #[test]
     fn zero_byte_allocations_are_never_sampled() {
         let s = Sampler::seeded(mix(3), 1);
-        assert!((0..10_000).all(|_| !s.take(0)));
+        let left = Cell::new(0);
+        assert!((0..10_000).all(|_| !s.take(&left, 0)));
     }
 
     #[test]
     fn seeded_samplers_repeat_their_draws() {
         let draws = |seed| {
             let s = Sampler::seeded(seed, 1000);
-            (0..1000).map(|i| s.take(i % 300)).collect::<Vec<bool>>()
+            let left = Cell::new(0);
+            (0..1000)
+                .map(|i| s.take(&left, i % 300))
+                .collect::<Vec<bool>>()
         };
         assert_eq!(draws(11), draws(11));
         assert_ne!(draws(11), draws(12));
@@ -415,5 +493,11 @@ mod tests {
         insert(a);
         insert(c);
         assert!(take(a) && maybe_sampled(c) && take(c) && !maybe_sampled(c));
+        // A page keeps its bit while any sampled block starts in it.
+        insert(a);
+        insert(b);
+        assert!(page_may_hold_sampled(a + 0x10) && !maybe_sampled(a + 0x10));
+        assert!(take(a) && page_may_hold_sampled(b) && take(b));
+        assert!(!page_may_hold_sampled(a) && !page_may_hold_sampled(b));
     }
 }

@@ -18,8 +18,7 @@
 //! FREE        time       addr       latency (whole word)         2    0     0                   stack ᶠ
 //! REALLOC     time       new addr   size (whole word)            3    0     0                   stack
 //!  + 1 slot   old addr   latency    0                            0 (whole word)
-//! STACK       0          local id   depth                        4    0     0                   0
-//!  + ⌈depth/4⌉ slots: frames 4k, 4k + 1, 4k + 2, 4k + 3 in words 0‥3 (k = 0, 1, …)
+//! NODE        ip         local id   parent                       4    0     0                   0
 //! MMAP        time       addr       length                       5    src   0                   stack
 //!  + 1 slot   prot       flags      0                            0 (whole word)
 //! MUNMAP      time       addr       length                       6    0     0                   0
@@ -37,8 +36,9 @@
 //!   The writer must therefore decode in the mode the hooks encoded in.
 //! - `func` is the [`AllocFn`] code; `stack` and `local id` are the thread's
 //!   own stack ids (0 means no stack), which the writer maps to global ids.
-//! - A `STACK` record's frames are return addresses, innermost first, four per
-//!   continuation slot; unused words of the last slot are 0.
+//! - A `NODE` record defines the thread's stack `local id` as its stack
+//!   `parent` (0: the empty stack) with the return address `ip` as the
+//!   innermost frame (`interning.rs`); it comes before any record using it.
 //! - ᶠ A `FREE`'s stack is captured only with `--free-stacks`; 0 otherwise.
 //! - `MMAP` and `MUNMAP` (`--mmap`) are the program's own mappings: `src` has
 //!   bit 0 set for a file mapping and bit 1 for the new range of an `mremap`
@@ -58,8 +58,8 @@ mod kind {
     pub const FREE: u64 = 2;
     /// A realloc (two slots).
     pub const REALLOC: u64 = 3;
-    /// A new thread-local stack definition (variable length).
-    pub const STACK: u64 = 4;
+    /// A new thread-local stack node.
+    pub const NODE: u64 = 4;
     /// A mapping (two slots).
     pub const MMAP: u64 = 5;
     /// An unmapping.
@@ -80,14 +80,6 @@ const MAX_TIMED_SIZE: u64 = (1 << SIZE_BITS) - 1;
 
 /// Ticks of the longest latency a slot holds (32 bits: over a second).
 pub const MAX_LATENCY_TICKS: u64 = u32::MAX as u64;
-
-/// Frames per continuation slot of a `STACK` record.
-const FRAMES_PER_SLOT: usize = 4;
-
-/// Slots a `STACK` record of `depth` frames takes, the first included.
-pub const fn stack_slots(depth: usize) -> usize {
-    1 + depth.div_ceil(FRAMES_PER_SLOT)
-}
 
 /// An allocation that returned `addr` at raw time `time`, with stack `stack`
 /// and, when `LATENCY`, the call's duration (at most [`MAX_LATENCY_TICKS`]).
@@ -169,17 +161,11 @@ pub fn encode_realloc(
     ]
 }
 
-/// Writes the `STACK` record defining local stack `local_id` as `frames`
-/// (innermost first) into `out`, which must hold at least
-/// [`stack_slots`]`(frames.len())` slots; returns how many it wrote.
+/// The `NODE` record defining local stack `local_id` as the stack `parent`
+/// with `ip` as its innermost frame.
 #[inline(always)]
-pub fn encode_stack(local_id: u32, frames: &[u64], out: &mut [Slot]) -> usize {
-    out[0] = [0, u64::from(local_id), frames.len() as u64, kind::STACK];
-    for (slot, chunk) in out[1..].iter_mut().zip(frames.chunks(FRAMES_PER_SLOT)) {
-        *slot = [0; 4];
-        slot[..chunk.len()].copy_from_slice(chunk);
-    }
-    stack_slots(frames.len())
+pub fn encode_node(local_id: u32, parent: u32, ip: u64) -> Slot {
+    [ip, u64::from(local_id), u64::from(parent), kind::NODE]
 }
 
 /// A record as the writer reads it back. Times and latencies are raw ticks.
@@ -210,8 +196,8 @@ pub enum Record {
         stack: u32,
         latency: u64,
     },
-    /// A new local stack, whose frames the decoder put in its caller's buffer.
-    Stack { local_id: u32 },
+    /// A new local stack: `parent` with `ip` as its innermost frame.
+    Node { local_id: u32, parent: u32, ip: u64 },
     /// A mapping.
     Mmap {
         time: u64,
@@ -238,10 +224,9 @@ impl Record {
                 Some((time.saturating_sub(latency), time))
             }
             Record::Free { time, latency, .. } => Some((time, time.saturating_add(latency))),
-            Record::Stack { .. }
-            | Record::Mmap { .. }
-            | Record::Munmap { .. }
-            | Record::Unknown => None,
+            Record::Node { .. } | Record::Mmap { .. } | Record::Munmap { .. } | Record::Unknown => {
+                None
+            }
         }
     }
 }
@@ -250,31 +235,49 @@ impl Record {
 pub struct Decoder {
     /// The hooks encoded in latency mode.
     latency: bool,
-    /// The most frames a `STACK` record may carry; longer ones are cut.
-    max_depth: usize,
 }
 
 impl Decoder {
-    /// A decoder for slots encoded with (or without) latency, for stacks of
-    /// at most `max_depth` frames.
-    pub fn new(latency: bool, max_depth: usize) -> Self {
-        Decoder { latency, max_depth }
+    /// A decoder for slots encoded with (or without) latency.
+    pub fn new(latency: bool) -> Self {
+        Decoder { latency }
     }
 
     /// Decodes the record that starts at the next slot of `slots`, taking
-    /// its continuation slots too; a `STACK` record's frames replace the
-    /// contents of `frames`. `None` once `slots` is exhausted. A record cut
-    /// short by the end of `slots` (which publishing whole records rules out)
-    /// reads as if padded with zeros.
+    /// its continuation slot too. `None` once `slots` is exhausted. A record
+    /// cut short by the end of `slots` (which publishing whole records rules
+    /// out) reads as if padded with zeros.
+    #[cfg(test)]
+    pub fn decode(&self, slots: &mut impl Iterator<Item = Slot>) -> Option<Record> {
+        let first = slots.next()?;
+        Some(self.decode_from(first, slots))
+    }
+
+    /// The `(time, addr, size, func, stack)` of `slot` when it is an
+    /// allocation encoded without latency: the fields [`Record::Alloc`] has,
+    /// for a reader that looks at each slot's kind once (the kinds of
+    /// consecutive records follow no pattern, so every dispatch on one costs
+    /// a mispredicted branch).
+    #[inline(always)]
+    pub fn plain_alloc(&self, slot: &Slot) -> Option<(u64, u64, u64, AllocFn, u32)> {
+        let [w0, w1, w2, w3] = *slot;
+        (!self.latency && w3 & 0xff == kind::ALLOC)
+            .then(|| (w0, w1, w2, func(w3), (w3 >> 32) as u32))
+    }
+
+    /// [`Decoder::plain_alloc`] for a free: its `(time, addr, stack)`.
+    #[inline(always)]
+    pub fn plain_free(&self, slot: &Slot) -> Option<(u64, u64, u32)> {
+        let [w0, w1, _, w3] = *slot;
+        (!self.latency && w3 & 0xff == kind::FREE).then_some((w0, w1, (w3 >> 32) as u32))
+    }
+
+    /// [`Decoder::decode`] of the record that starts with `first`.
     #[inline]
-    pub fn decode(
-        &self,
-        slots: &mut impl Iterator<Item = Slot>,
-        frames: &mut Vec<u64>,
-    ) -> Option<Record> {
-        let [w0, w1, w2, w3] = slots.next()?;
+    pub fn decode_from(&self, first: Slot, slots: &mut impl Iterator<Item = Slot>) -> Record {
+        let [w0, w1, w2, w3] = first;
         let stack = (w3 >> 32) as u32;
-        Some(match w3 & 0xff {
+        match w3 & 0xff {
             kind::ALLOC => {
                 let (size, latency) = if self.latency {
                     (
@@ -288,7 +291,7 @@ impl Decoder {
                     time: w0,
                     addr: w1,
                     size,
-                    func: AllocFn::from_code((w3 >> 8) as u8).unwrap_or(AllocFn::Malloc),
+                    func: func(w3),
                     stack,
                     latency,
                 }
@@ -329,22 +332,20 @@ impl Decoder {
                     latency,
                 }
             }
-            kind::STACK => {
-                frames.clear();
-                let mut left = (w2 as usize).min(self.max_depth);
-                while left > 0 {
-                    let Some(s) = slots.next() else { break };
-                    let take = left.min(FRAMES_PER_SLOT);
-                    frames.extend_from_slice(&s[..take]);
-                    left -= take;
-                }
-                Record::Stack {
-                    local_id: w1 as u32,
-                }
-            }
+            kind::NODE => Record::Node {
+                local_id: w1 as u32,
+                parent: w2 as u32,
+                ip: w0,
+            },
             _ => Record::Unknown,
-        })
+        }
     }
+}
+
+/// The [`AllocFn`] of an `ALLOC` slot's word 3 (an unknown code reads as `malloc`).
+#[inline(always)]
+fn func(w3: u64) -> AllocFn {
+    AllocFn::from_code((w3 >> 8) as u8).unwrap_or(AllocFn::Malloc)
 }
 
 #[cfg(test)]
@@ -377,17 +378,13 @@ mod tests {
         }
     }
 
-    fn decode_all(decoder: &Decoder, slots: &[Slot]) -> (Vec<Record>, Vec<Vec<u64>>) {
+    fn decode_all(decoder: &Decoder, slots: &[Slot]) -> Vec<Record> {
         let mut it = slots.iter().copied();
-        let mut frames = Vec::new();
-        let (mut records, mut stacks) = (Vec::new(), Vec::new());
-        while let Some(r) = decoder.decode(&mut it, &mut frames) {
-            if let Record::Stack { .. } = r {
-                stacks.push(frames.clone());
-            }
+        let mut records = Vec::new();
+        while let Some(r) = decoder.decode(&mut it) {
             records.push(r);
         }
-        (records, stacks)
+        records
     }
 
     #[test]
@@ -398,7 +395,7 @@ mod tests {
     #[test]
     fn alloc_round_trip_without_latency_keeps_the_whole_size() {
         let slot = encode_alloc::<false>(7, 0x1000, u64::MAX, AllocFn::Calloc, 9, 12345);
-        let (records, _) = decode_all(&Decoder::new(false, 64), &[slot]);
+        let records = decode_all(&Decoder::new(false), &[slot]);
         assert_eq!(
             records,
             [Record::Alloc {
@@ -422,7 +419,7 @@ mod tests {
             u32::MAX,
             MAX_LATENCY_TICKS,
         );
-        let (records, _) = decode_all(&Decoder::new(true, 64), &[slot]);
+        let records = decode_all(&Decoder::new(true), &[slot]);
         assert_eq!(
             records,
             [Record::Alloc {
@@ -443,7 +440,7 @@ mod tests {
     #[test]
     fn oversized_alloc_is_clamped_in_latency_mode() {
         let slot = encode_alloc::<true>(1, 2, u64::MAX, AllocFn::Malloc, 0, 3);
-        let (records, _) = decode_all(&Decoder::new(true, 64), &[slot]);
+        let records = decode_all(&Decoder::new(true), &[slot]);
         let Record::Alloc { size, latency, .. } = records[0] else {
             panic!("not an allocation: {records:?}");
         };
@@ -454,7 +451,7 @@ mod tests {
     fn unknown_function_code_reads_as_malloc() {
         let mut slot = encode_alloc::<false>(1, 2, 3, AllocFn::Malloc, 4, 0);
         slot[3] |= 0xee << 8;
-        let (records, _) = decode_all(&Decoder::new(false, 64), &[slot]);
+        let records = decode_all(&Decoder::new(false), &[slot]);
         assert!(matches!(
             records[0],
             Record::Alloc {
@@ -466,7 +463,7 @@ mod tests {
 
     #[test]
     fn free_interval_starts_at_its_time() {
-        let (records, _) = decode_all(&Decoder::new(true, 64), &[encode_free(50, 8, 5, 0)]);
+        let records = decode_all(&Decoder::new(true), &[encode_free(50, 8, 5, 0)]);
         assert_eq!(
             records,
             [Record::Free {
@@ -480,39 +477,42 @@ mod tests {
     }
 
     #[test]
-    fn stack_round_trip_at_every_depth() {
-        let decoder = Decoder::new(false, 64);
-        for depth in 0..=64usize {
-            let frames: Vec<u64> = (0..depth as u64).map(|i| 0x4000 + i).collect();
-            let mut out = [[u64::MAX; 4]; stack_slots(64)];
-            let n = encode_stack(depth as u32 + 1, &frames, &mut out);
-            assert_eq!(n, 1 + depth.div_ceil(4));
-            // Padding words are zero, not left over.
-            assert!(out[1..n].iter().flatten().skip(depth).all(|&w| w == 0));
-            let (records, stacks) = decode_all(&decoder, &out[..n]);
-            assert_eq!(
-                records,
-                [Record::Stack {
-                    local_id: depth as u32 + 1
-                }]
-            );
-            assert_eq!(stacks, [frames]);
-        }
+    fn the_plain_fields_are_the_decoded_ones() {
+        let plain = Decoder::new(false);
+        let alloc = encode_alloc::<false>(5, 0x40, 24, AllocFn::Calloc, 3, 0);
+        let free = encode_free(6, 0x40, 0, 9);
+        assert_eq!(
+            plain.plain_alloc(&alloc),
+            Some((5, 0x40, 24, AllocFn::Calloc, 3))
+        );
+        assert_eq!(plain.plain_free(&free), Some((6, 0x40, 9)));
+        assert_eq!(
+            (plain.plain_alloc(&free), plain.plain_free(&alloc)),
+            (None, None)
+        );
+        // With latencies the slow path decodes them (the size word is shared).
+        let timed = Decoder::new(true);
+        assert_eq!(timed.plain_alloc(&alloc), None);
+        assert_eq!(timed.plain_free(&free), None);
     }
 
     #[test]
-    fn stacks_deeper_than_the_decoder_allows_are_cut() {
-        let frames: Vec<u64> = (1..=10).collect();
-        let mut out = [[0; 4]; stack_slots(10)];
-        let n = encode_stack(1, &frames, &mut out);
-        let (_, stacks) = decode_all(&Decoder::new(false, 6), &out[..n]);
-        assert_eq!(stacks, [vec![1, 2, 3, 4, 5, 6]]);
+    fn node_round_trip() {
+        let slot = encode_node(u32::MAX, 7, 0x7fff_0000_1234);
+        assert_eq!(
+            decode_all(&Decoder::new(false), &[slot]),
+            [Record::Node {
+                local_id: u32::MAX,
+                parent: 7,
+                ip: 0x7fff_0000_1234,
+            }]
+        );
     }
 
     #[test]
     fn a_realloc_cut_short_reads_as_zero_padded() {
         let [first, _] = encode_realloc(9, 1, 2, 3, 4, 5);
-        let (records, _) = decode_all(&Decoder::new(false, 64), &[first]);
+        let records = decode_all(&Decoder::new(false), &[first]);
         assert_eq!(
             records,
             [Record::Realloc {
@@ -529,7 +529,7 @@ mod tests {
     #[test]
     fn unknown_kinds_are_skipped_one_slot_at_a_time() {
         let slots = [[1, 2, 3, 0x77], encode_free(1, 2, 0, 0)];
-        let (records, _) = decode_all(&Decoder::new(false, 64), &slots);
+        let records = decode_all(&Decoder::new(false), &slots);
         assert_eq!(records[0], Record::Unknown);
         assert!(matches!(records[1], Record::Free { .. }));
     }
@@ -540,11 +540,10 @@ mod tests {
     fn random_streams_round_trip() {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
         for latency_mode in [false, true] {
-            let decoder = Decoder::new(latency_mode, 64);
+            let decoder = Decoder::new(latency_mode);
             for _ in 0..2_000 {
                 let mut slots = Vec::new();
                 let mut expected = Vec::new();
-                let mut expected_stacks = Vec::new();
                 for _ in 0..rng.next() % 16 {
                     let (time, addr, stack) = (rng.any(), rng.any(), rng.any() as u32);
                     let latency = if latency_mode {
@@ -618,19 +617,17 @@ mod tests {
                             });
                         }
                         _ => {
-                            let frames: Vec<u64> =
-                                (0..rng.next() % 65).map(|_| rng.any()).collect();
-                            let mut out = [[0; 4]; stack_slots(64)];
-                            let n = encode_stack(stack, &frames, &mut out);
-                            slots.extend_from_slice(&out[..n]);
-                            expected.push(Record::Stack { local_id: stack });
-                            expected_stacks.push(frames);
+                            let parent = rng.any() as u32;
+                            slots.push(encode_node(stack, parent, addr));
+                            expected.push(Record::Node {
+                                local_id: stack,
+                                parent,
+                                ip: addr,
+                            });
                         }
                     }
                 }
-                let (records, stacks) = decode_all(&decoder, &slots);
-                assert_eq!(records, expected);
-                assert_eq!(stacks, expected_stacks);
+                assert_eq!(decode_all(&decoder, &slots), expected);
             }
         }
     }

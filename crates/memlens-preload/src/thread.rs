@@ -1,17 +1,25 @@
-//! Per-thread recorder state, found through a `pthread_key` rather than ELF
-//! TLS.
+//! Per-thread recorder state, found through two words of *initial-exec* ELF
+//! TLS, and a `pthread_key` whose destructor is our thread-exit hook.
 //!
-//! Why a key: a `pthread_getspecific` on a key below 32 reads the thread
-//! descriptor directly. It never calls `__tls_get_addr`, which can itself
+//! Why initial-exec: the words sit at a fixed offset from the thread pointer
+//! (`%fs`), resolved once by the loader, so a hook finds them with two loads
+//! and no call. The general-dynamic TLS model that Rust's `thread_local!`
+//! uses in a shared library goes through `__tls_get_addr`, which can itself
 //! call `malloc` while it grows the DTV after a `dlopen` (the recursion that
-//! breaks other recorders). It also never allocates. The key's destructor is
-//! our thread-exit hook.
+//! breaks other recorders), and `pthread_getspecific` is a call into libc on
+//! every hook. The words are defined in assembly ([`tls`]); the library then
+//! needs 16 bytes of static TLS, which the loader reserves at start-up for a
+//! preloaded library and takes from its surplus when `memlens attach`
+//! `dlopen`s it.
 //!
-//! The key's value is null (no state yet), [`BUSY`] (this thread must not be
+//! The state word is null (no state yet), [`BUSY`] (this thread must not be
 //! recorded: it is being set up, or it is the writer), or a pointer to the
-//! thread's [`ThreadState`]. The state's `in_hook` flag is the reentrancy
-//! guard: an allocation made while the thread is already inside a hook (by
-//! libc code we call, or by a signal handler) passes straight through.
+//! thread's [`ThreadState`]; the key holds the same value, for its destructor.
+//! The state's `in_hook` flag is the reentrancy guard: an allocation made
+//! while the thread is already inside a hook (by libc code we call, or by a
+//! signal handler) passes straight through. The second word is the sampled
+//! recording's count of bytes to the thread's next sample point
+//! ([`sample_left`], see `sampling.rs`).
 
 use core::cell::Cell;
 use core::ffi::c_void;
@@ -48,16 +56,28 @@ pub struct ThreadState {
     pub stacks: core::cell::UnsafeCell<LocalStacks>,
     /// DWARF unwind rule cache.
     pub dwarf_cache: core::cell::UnsafeCell<dwarf::Cache>,
-    /// The previous stack, for reuse of unchanged outer frames.
+    /// The previous stack and the ids of its suffixes, for reuse of unchanged
+    /// outer frames.
     pub stack_cache: core::cell::UnsafeCell<StackCache>,
-    /// Head position at which the writer was last woken.
-    pub last_wake: Cell<u64>,
     /// Set by the key destructor: the writer retires the state once drained.
     pub exited: AtomicBool,
     /// The thread's name, read at exit (`prctl(PR_GET_NAME)`).
     pub exit_name: core::cell::UnsafeCell<[u8; 16]>,
     /// Bytes to this thread's next sampled allocation (`MEMLENS_SAMPLE`).
     pub sampler: Sampler,
+}
+
+impl ThreadState {
+    /// Forgets the stacks this thread has sent (a forked child, or a new
+    /// attached session, starts a new trace). Only the owning thread, or a
+    /// caller that knows the thread is outside every hook, may call this.
+    pub fn forget_stacks(&self) {
+        // SAFETY: see above: no one else uses the tables now.
+        unsafe {
+            (*self.stacks.get()).clear();
+            (*self.stack_cache.get()).clear();
+        }
+    }
 }
 
 // SAFETY: the fields other threads touch (ring, exited, exit_name after
@@ -82,23 +102,120 @@ pub fn init_key() {
     }
 }
 
-/// The calling thread's key value.
+// The thread's two words: the state pointer and the bytes to the next sample.
+core::arch::global_asm!(
+    ".pushsection .tbss,\"awT\",@nobits",
+    ".p2align 4",
+    ".globl memlens_preload_tls",
+    ".hidden memlens_preload_tls",
+    ".type memlens_preload_tls, @object",
+    ".size memlens_preload_tls, 16",
+    "memlens_preload_tls:",
+    ".zero 16",
+    ".popsection",
+);
+
+/// The offset of the words (`memlens_preload_tls`) from the thread pointer,
+/// which the loader wrote into the GOT.
 #[inline(always)]
-pub fn current() -> *mut c_void {
-    if !KEY_READY.load(Ordering::Relaxed) {
-        return BUSY;
+fn tls_offset() -> usize {
+    let offset: usize;
+    // SAFETY: reading the GOT entry of an initial-exec TLS symbol; it is fixed
+    // once the library is loaded, hence `pure, nomem`.
+    unsafe {
+        core::arch::asm!(
+            "mov {}, qword ptr [rip + memlens_preload_tls@GOTTPOFF]",
+            out(reg) offset,
+            options(pure, nomem, nostack, preserves_flags),
+        );
     }
-    // SAFETY: the key exists.
-    unsafe { libc::pthread_getspecific(KEY) }
+    offset
 }
 
-/// Sets the calling thread's key value.
+/// The calling thread's TLS words: the thread pointer plus their offset.
+#[inline(always)]
+fn tls() -> *mut [Cell<u64>; 2] {
+    let tp: usize;
+    // SAFETY: `%fs:0` holds the thread pointer itself, fixed for the thread's
+    // life, hence `pure, nomem`.
+    unsafe {
+        core::arch::asm!(
+            "mov {}, qword ptr fs:[0]",
+            out(reg) tp,
+            options(pure, nomem, nostack, preserves_flags),
+        );
+    }
+    tp.wrapping_add(tls_offset()) as *mut [Cell<u64>; 2]
+}
+
+/// The calling thread's state word: null, [`BUSY`] or its [`ThreadState`].
+/// (The recording switch is only set once the key exists.)
+#[inline(always)]
+pub fn current() -> *mut c_void {
+    let word: usize;
+    // SAFETY: a load of the calling thread's own TLS word, `%fs`-relative.
+    unsafe {
+        core::arch::asm!(
+            "mov {}, qword ptr fs:[{}]",
+            out(reg) word,
+            in(reg) tls_offset(),
+            options(nostack, readonly, preserves_flags),
+        );
+    }
+    word as *mut c_void
+}
+
+/// The sampled fast path's test (`hooks.rs`): true when `size` bytes stay short
+/// of the calling thread's next sample point, and then they are counted; false
+/// when they reach it (or no gap was drawn yet), and then the word is unchanged.
+/// Two `%fs`-relative accesses of the word [`sample_left`] names.
+#[inline(always)]
+pub fn count_sample_bytes(size: u64) -> bool {
+    let offset = tls_offset();
+    let left: u64;
+    // SAFETY: a load of the calling thread's own TLS word, `%fs`-relative.
+    unsafe {
+        core::arch::asm!(
+            "mov {}, qword ptr fs:[{} + 8]",
+            out(reg) left,
+            in(reg) offset,
+            options(nostack, readonly, preserves_flags),
+        );
+    }
+    if size >= left {
+        return false;
+    }
+    // SAFETY: a store to the calling thread's own TLS word, `%fs`-relative.
+    unsafe {
+        core::arch::asm!(
+            "mov qword ptr fs:[{} + 8], {}",
+            in(reg) offset,
+            in(reg) left - size,
+            options(nostack, preserves_flags),
+        );
+    }
+    true
+}
+
+/// Sets the calling thread's state word (and its key, for the destructor).
 #[inline]
 pub fn set_current(value: *mut c_void) {
+    // SAFETY: the calling thread's own TLS word.
+    unsafe { (*tls())[0].set(value as usize as u64) };
     if KEY_READY.load(Ordering::Acquire) {
         // SAFETY: the key exists; for keys below 32 this never allocates.
         unsafe { libc::pthread_setspecific(KEY, value) };
     }
+}
+
+/// The calling thread's count of bytes to its next sample point (sampled
+/// recording; 0 until the thread's state draws the first gap). A reference
+/// to the calling thread's own word: not to be sent to another thread.
+#[inline(always)]
+pub fn sample_left() -> &'static Cell<u64> {
+    // SAFETY: the calling thread's own TLS word, valid while the thread lives;
+    // `Cell` is not `Sync`, so the reference cannot reach another thread.
+    unsafe { &(*tls())[1] }
 }
 
 /// The calling thread's stack, `[lo, hi)`. The main thread's comes from the
@@ -188,7 +305,6 @@ pub fn create(register: impl FnOnce(*mut ThreadState)) -> *mut ThreadState {
         stacks: core::cell::UnsafeCell::new(LocalStacks::new()),
         dwarf_cache: core::cell::UnsafeCell::new(dwarf::Cache::new_in()),
         stack_cache: core::cell::UnsafeCell::new(StackCache::new()),
-        last_wake: Cell::new(0),
         exited: AtomicBool::new(false),
         exit_name: core::cell::UnsafeCell::new([0; 16]),
         sampler: Sampler::new(tid),
@@ -217,6 +333,9 @@ unsafe extern "C" fn on_thread_exit(value: *mut c_void) {
             0,
         );
     }
+    // glibc cleared the key; a late allocation of this thread makes a new state.
+    // SAFETY: the exiting thread's own TLS word.
+    unsafe { (*tls())[0].set(0) };
     state.exited.store(true, Ordering::Release);
     wakeup::wake();
 }

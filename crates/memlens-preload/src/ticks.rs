@@ -5,7 +5,11 @@
 //! nanosecond value, so an event converted later never lands before one
 //! converted earlier. Recalibration happens whenever the elapsed time has
 //! doubled (about 20 segments over a day), so the rate error shrinks to a
-//! few parts per million within the first seconds.
+//! few parts per million within the first seconds. The first segment's rate
+//! comes from a second pair of readings taken at least 100 µs after the
+//! first, as the writer starts (`TickConverter::start`): its error is a few
+//! parts in 10^4, so the first milliseconds of a run, all of a short one,
+//! are not stretched by a guess.
 
 /// Converts raw clock values to nanoseconds since the recorder started.
 pub struct TickConverter {
@@ -17,11 +21,13 @@ pub struct TickConverter {
     next_calibration_ns: u64,
 }
 
+/// The shortest span from which the first segment's rate is measured.
+const FIRST_SPAN_NS: u64 = 100_000;
+
 impl TickConverter {
-    /// Starts from a simultaneous reading of both clocks.
+    /// Starts from a simultaneous reading of both clocks, assuming 1 GHz until
+    /// the first calibration.
     pub fn new(tsc: bool, raw0: u64, mono0: u64) -> Self {
-        // Until the first calibration assume 1 GHz; the first segment only
-        // covers the writer's first 2 ms, before any event is converted.
         TickConverter {
             tsc,
             raw0,
@@ -29,6 +35,28 @@ impl TickConverter {
             segments: vec![(raw0, 0, 1 << 32)],
             next_calibration_ns: 2_000_000,
         }
+    }
+
+    /// [`TickConverter::new`], with the first segment's rate measured from a
+    /// second pair of readings (`read`: raw, monotonic ns), taken at least
+    /// [`FIRST_SPAN_NS`] after the first (waiting for it when the start-up has
+    /// not lasted that long).
+    pub fn start(tsc: bool, raw0: u64, mono0: u64, read: impl Fn() -> (u64, u64)) -> Self {
+        let mut c = TickConverter::new(tsc, raw0, mono0);
+        if !tsc {
+            return c;
+        }
+        let (raw1, mono1) = loop {
+            let (raw, mono) = read();
+            if mono.saturating_sub(mono0) >= FIRST_SPAN_NS || mono < mono0 {
+                break (raw, mono);
+            }
+        };
+        if raw1 > raw0 && mono1 > mono0 {
+            let rate = ((u128::from(mono1 - mono0) << 32) / u128::from(raw1 - raw0)) as u64;
+            c.segments[0].2 = rate;
+        }
+        c
     }
 
     /// Feeds a fresh pair of readings; returns true when a new segment began.
@@ -132,6 +160,17 @@ mod tests {
             assert!(ns >= last, "{raw}: {ns} < {last}");
             last = ns;
         }
+    }
+
+    #[test]
+    fn the_first_segment_has_the_rate_measured_at_start() {
+        // A 2 GHz counter, read again 200 µs after the start.
+        let (raw0, mono0) = (1_000, 7);
+        let c = TickConverter::start(true, raw0, mono0, || (raw0 + 400_000, mono0 + 200_000));
+        assert_eq!(c.convert(raw0 + 200_000), 100_000);
+        // The monotonic clock needs no rate.
+        let m = TickConverter::start(false, 0, 1_000, || panic!("not read"));
+        assert_eq!(m.convert(5_000), 4_000);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! the end of the trace) and waiting, bounded, for its answer.
 //!
 //! Producers only ever call [`wake`] (rarely: when a ring fills up) and
-//! [`wait_briefly`] (when one is full); `exit`, `_exit` and `exec` call
+//! [`wait_for_room`] (when one is full: the writer wakes them as soon as it
+//! has drained a ring, see [`room_made`]); `exit`, `_exit` and `exec` call
 //! [`flush_and_wait`]. The writer's side is the rest. Nothing here locks.
 
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -12,6 +13,10 @@ use crate::clock;
 
 /// Futex word producers bump to wake the writer.
 static WAKE: AtomicU32 = AtomicU32::new(0);
+/// Futex word the writer bumps when it has made room in the rings while a
+/// producer waits for some, and the number of producers waiting.
+static ROOM: AtomicU32 = AtomicU32::new(0);
+static WAITING: AtomicU32 = AtomicU32::new(0);
 /// Flush requests (generation numbers) and the last one completed.
 static FLUSH_REQ: AtomicU32 = AtomicU32::new(0);
 static FLUSH_DONE: AtomicU32 = AtomicU32::new(0);
@@ -65,10 +70,28 @@ pub fn wake() {
     futex_wake(&WAKE);
 }
 
-/// A producer whose ring is full waits a little for the writer.
-pub fn wait_briefly() {
-    let seen = FLUSH_DONE.load(Ordering::Acquire);
-    futex_wait(&FLUSH_DONE, seen, 200_000);
+/// A producer whose ring is full: wakes the writer and waits until it has made
+/// room, or until a millisecond has passed; returns as soon as `has_room` says
+/// there is room. Counted among the waiters before it looks, so the writer,
+/// which looks for waiters after it releases room, never misses it.
+pub fn wait_for_room(has_room: impl Fn() -> bool) {
+    WAITING.fetch_add(1, Ordering::SeqCst);
+    let seen = ROOM.load(Ordering::SeqCst);
+    if !has_room() {
+        wake();
+        futex_wait(&ROOM, seen, 1_000_000);
+    }
+    WAITING.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// Writer: it has released room in a ring; wakes the producers waiting for
+/// some (a fence and a load when none waits).
+pub fn room_made() {
+    core::sync::atomic::fence(Ordering::SeqCst);
+    if WAITING.load(Ordering::SeqCst) > 0 {
+        ROOM.fetch_add(1, Ordering::SeqCst);
+        futex_wake(&ROOM);
+    }
 }
 
 /// Asks the writer to write everything recorded so far and waits for it
@@ -139,6 +162,7 @@ pub fn end_requested() -> Option<(u32, u64)> {
 /// attached sessions.
 pub fn reset_after_fork() {
     WAKE.store(0, Ordering::Relaxed);
+    WAITING.store(0, Ordering::Relaxed);
     FLUSH_REQ.store(0, Ordering::Relaxed);
     FLUSH_DONE.store(0, Ordering::Relaxed);
     END_REQUESTED.store(false, Ordering::Relaxed);

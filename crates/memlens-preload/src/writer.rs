@@ -19,7 +19,6 @@ use memlens_trace::{ChunkBuilder, Event, Meta, Module};
 use crate::locked::Locked;
 use crate::output::{self, Output};
 use crate::slot::{Decoder, Record};
-use crate::stack::MAX_DEPTH;
 use crate::thread::{self, BUSY, ThreadState};
 use crate::ticks::TickConverter;
 use crate::{clock, modules, recording, registry, sampling, session, wakeup};
@@ -84,7 +83,6 @@ pub struct Writer {
     next_mark: u64,
     flush_ns: u64,
     states: Vec<*mut ThreadState>,
-    frames: Vec<u64>,
     ended: bool,
     failed: bool,
     /// Slots carry allocator latencies (`MEMLENS_LATENCY=1`).
@@ -121,18 +119,19 @@ impl Writer {
             stack_nodes: HashMap::default(),
             next_stack: 1,
             modules: Vec::new(),
-            ticks: TickConverter::new(clock::uses_tsc(), raw0, mono0),
+            ticks: TickConverter::start(clock::uses_tsc(), raw0, mono0, || {
+                (clock::now_raw(), clock::monotonic_ns())
+            }),
             framed: Vec::with_capacity(1 << 20),
             last_flush: mono0,
             mark_every: cfg.mark_every_ns,
             next_mark: cfg.mark_every_ns,
             flush_ns: cfg.flush_ns,
             states: Vec::new(),
-            frames: Vec::with_capacity(64),
             ended: false,
             failed: false,
             latency: cfg.latency,
-            decoder: Decoder::new(cfg.latency, MAX_DEPTH),
+            decoder: Decoder::new(cfg.latency),
             totals: memlens_trace::Totals::default(),
             latest_ns: 0,
         };
@@ -203,21 +202,15 @@ impl Writer {
         self.modules = now;
     }
 
-    fn intern(&mut self, frames_innermost_first: &[u64]) -> u32 {
-        let mut parent = 0u32;
-        for &ip in frames_innermost_first.iter().rev() {
-            parent = match self.stack_nodes.get(&(parent, ip)) {
-                Some(&id) => id,
-                None => {
-                    let id = self.next_stack;
-                    self.next_stack += 1;
-                    self.stack_nodes.insert((parent, ip), id);
-                    self.process.meta(&Meta::StackNode { id, parent, ip });
-                    id
-                }
-            };
-        }
-        parent
+    /// The trace's stack node for the stack `parent` extended by the innermost
+    /// return address `ip`, written to the process stream when new.
+    fn node(&mut self, parent: u32, ip: u64) -> u32 {
+        *self.stack_nodes.entry((parent, ip)).or_insert_with(|| {
+            let id = self.next_stack;
+            self.next_stack += 1;
+            self.process.meta(&Meta::StackNode { id, parent, ip });
+            id
+        })
     }
 
     /// Drains one thread's ring.
@@ -251,14 +244,42 @@ impl Writer {
         let Some(mut t) = self.threads.remove(&key) else {
             return;
         };
-        let mut slots = (i..head).map(|index| state.ring.read(index));
-        let mut frames = std::mem::take(&mut self.frames);
-        while let Some(record) = self.decoder.decode(&mut slots, &mut frames) {
+        let mut slots = state.ring.slots(i, head);
+        let mut next_look = 256;
+        while let Some(first) = slots.next() {
+            if written >= next_look {
+                next_look = written + 256;
+                self.chunk_if_full(&mut t.builder);
+            }
             let stack = |local: u32| t.local_to_global.get(local as usize).copied().unwrap_or(0);
+            // Allocations and frees without latencies go straight to their own
+            // column paths: their kinds come in no predictable order, and every
+            // dispatch on one costs a mispredicted branch.
+            if let Some((time, addr, size, func, local)) = self.decoder.plain_alloc(&first) {
+                let time = self.ticks.convert(time);
+                self.latest_ns = self.latest_ns.max(time);
+                self.totals.count_alloc(size);
+                t.builder.alloc(time, addr, size, stack(local), func);
+                written += 1;
+                continue;
+            }
+            if let Some((time, addr, local)) = self.decoder.plain_free(&first) {
+                let time = self.ticks.convert(time);
+                self.latest_ns = self.latest_ns.max(time);
+                self.totals.count_free();
+                t.builder.free(time, addr, stack(local));
+                written += 1;
+                continue;
+            }
+            let record = self.decoder.decode_from(first, &mut slots);
             let tid = t.tid;
             let event = match record {
-                Record::Stack { local_id } => {
-                    let global = self.intern(&frames);
+                Record::Node {
+                    local_id,
+                    parent,
+                    ip,
+                } => {
+                    let global = self.node(stack(parent), ip);
                     let local = local_id as usize;
                     if t.local_to_global.len() <= local {
                         t.local_to_global.resize(local + 1, 0);
@@ -295,6 +316,24 @@ impl Writer {
                     let t = self.ticks.convert(time);
                     let unmapping = memlens_trace::Unmapping { t, tid, addr, len };
                     self.process.meta(&Meta::Munmap(unmapping));
+                    continue;
+                }
+                // A reallocation without latencies (allocations and frees took
+                // the paths above).
+                Record::Realloc {
+                    time,
+                    old_addr,
+                    new_addr,
+                    size,
+                    stack: local,
+                    ..
+                } if !self.latency => {
+                    let time = self.ticks.convert(time);
+                    self.latest_ns = self.latest_ns.max(time);
+                    self.totals.count_realloc(size);
+                    t.builder
+                        .realloc(time, old_addr, new_addr, size, stack(local));
+                    written += 1;
                     continue;
                 }
                 Record::Alloc {
@@ -339,29 +378,30 @@ impl Writer {
                     stack: stack(local),
                 },
             };
+            // Latency mode.
             self.latest_ns = self.latest_ns.max(event.time());
             self.totals.count(&event);
-            match record.call_interval() {
-                Some((start, end)) if self.latency => {
-                    let ns = self.ticks.span(start, end);
-                    let ns = ns.min(u64::from(memlens_trace::columns::MAX_LATENCY_NS)) as u32;
-                    t.builder.event_with_latency(&event, Some(ns));
-                }
-                _ => t.builder.event(&event),
-            }
+            let ns = record.call_interval().map_or(0, |(start, end)| {
+                self.ticks
+                    .span(start, end)
+                    .min(u64::from(memlens_trace::columns::MAX_LATENCY_NS))
+            });
+            t.builder.event_with_latency(&event, Some(ns as u32));
             written += 1;
-            if written.is_multiple_of(256) && t.builder.len() >= CHUNK_BYTES {
-                t.builder.finish(&mut self.framed, self.compressor.as_mut());
-            }
         }
-        self.frames = frames;
         state.ring.release(head);
-        if t.builder.len() >= CHUNK_BYTES {
-            t.builder.finish(&mut self.framed, self.compressor.as_mut());
-        }
+        wakeup::room_made();
+        self.chunk_if_full(&mut t.builder);
         self.threads.insert(key, t);
         if self.framed.len() >= CHUNK_BYTES {
             self.write_framed();
+        }
+    }
+
+    /// Closes `builder`'s chunk once it holds [`CHUNK_BYTES`].
+    fn chunk_if_full(&mut self, builder: &mut ChunkBuilder) {
+        if builder.len() >= CHUNK_BYTES {
+            builder.finish(&mut self.framed, self.compressor.as_mut());
         }
     }
 
@@ -452,6 +492,7 @@ impl Writer {
                 let (_, head) = ring.readable();
                 ring.release(head);
             }
+            wakeup::room_made();
             wakeup::complete_flush(wakeup::flush_requested());
             return;
         }

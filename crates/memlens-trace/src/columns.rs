@@ -32,8 +32,7 @@
 //! bytes), and readers that know twelve columns or ten read its events
 //! unchanged.
 
-use rustc_hash::FxHashMap;
-
+use crate::predict::{ENDS_DEPTH, FreedByClass, LiveBlocks, Owned, size_class};
 use crate::record::{AllocFn, Event, TimeNs};
 use crate::varint::{Cursor, put_i64, put_u64};
 
@@ -116,129 +115,8 @@ pub mod op {
     pub const MODE_DELTA_UNALIGNED: u8 = 3;
 }
 
-const CLASS_DEPTH: usize = 32;
-const ENDS_DEPTH: usize = 8;
-
-/// glibc's chunk size for a request of `size` bytes: header plus payload,
-/// rounded to 16, at least 32.
-fn size_class(size: u64) -> u64 {
-    (size.saturating_add(8 + 15) & !15).max(32)
-}
-
-/// A short most-recent-last list of at most `N` addresses, kept contiguous
-/// (searching it is a vectorisable scan) in a buffer of twice its size, so a
-/// push past `N` only moves the window and the array is compacted once per
-/// `N` pushes instead of on every one.
-#[derive(Debug, Clone, Copy)]
-struct Recent<const N: usize> {
-    addrs: [[u64; N]; 2],
-    start: usize,
-    end: usize,
-}
-
-impl<const N: usize> Default for Recent<N> {
-    fn default() -> Self {
-        Recent {
-            addrs: [[0; N]; 2],
-            start: 0,
-            end: 0,
-        }
-    }
-}
-
-impl<const N: usize> Recent<N> {
-    fn flat(&self) -> &[u64] {
-        self.addrs.as_flattened()
-    }
-
-    fn len(&self) -> usize {
-        self.end - self.start
-    }
-
-    fn clear(&mut self) {
-        self.start = 0;
-        self.end = 0;
-    }
-
-    fn push(&mut self, addr: u64) {
-        if self.end == 2 * N {
-            let (start, end) = (self.start, self.end);
-            self.addrs.as_flattened_mut().copy_within(start..end, 0);
-            self.end -= start;
-            self.start = 0;
-        }
-        self.addrs.as_flattened_mut()[self.end] = addr;
-        self.end += 1;
-        if self.len() > N {
-            self.start += 1;
-        }
-    }
-
-    /// Position of `addr` counted from the most recent (0 = last pushed).
-    fn find(&self, addr: u64) -> Option<usize> {
-        self.flat()[self.start..self.end]
-            .iter()
-            .rposition(|&a| a == addr)
-            .map(|i| self.len() - 1 - i)
-    }
-
-    /// The entry `k` places from the most recent.
-    fn get(&self, k: usize) -> Option<u64> {
-        let i = self.end.checked_sub(1 + k).filter(|&i| i >= self.start)?;
-        Some(self.flat()[i])
-    }
-
-    /// Removes the entry `k` places from the most recent.
-    fn remove(&mut self, k: usize) -> Option<u64> {
-        let i = self.end.checked_sub(1 + k).filter(|&i| i >= self.start)?;
-        let end = self.end;
-        let flat = self.addrs.as_flattened_mut();
-        let a = flat[i];
-        flat.copy_within(i + 1..end, i);
-        self.end -= 1;
-        Some(a)
-    }
-}
-
-/// Recently freed addresses per size class: a direct table for the classes
-/// up to 64 KiB (one lookup, no hashing), a map beyond. Only the classes a
-/// chunk touched are cleared when the next chunk starts.
-#[derive(Default, Debug)]
-struct FreedByClass {
-    small: Vec<Recent<CLASS_DEPTH>>,
-    touched: Vec<u32>,
-    large: FxHashMap<u64, Recent<CLASS_DEPTH>>,
-}
-
-const SMALL_CLASSES: usize = 4096;
-
-impl FreedByClass {
-    fn get_mut(&mut self, class: u64) -> &mut Recent<CLASS_DEPTH> {
-        let i = (class / 16) as usize;
-        if i < SMALL_CLASSES {
-            if self.small.is_empty() {
-                self.small = vec![Recent::default(); SMALL_CLASSES];
-            }
-            let r = &mut self.small[i];
-            if r.end == 0 {
-                self.touched.push(i as u32);
-            }
-            r
-        } else {
-            self.large.entry(class).or_default()
-        }
-    }
-
-    fn clear(&mut self) {
-        for &i in &self.touched {
-            self.small[i as usize].clear();
-        }
-        self.touched.clear();
-        self.large.clear();
-    }
-}
-
-/// The prediction state, identical on both sides.
+/// The decoder's prediction state (the encoder keeps the same lists, and
+/// finds blocks by address where the decoder finds them by ordinal).
 #[derive(Default, Debug)]
 struct Model {
     prev_t: TimeNs,
@@ -248,23 +126,14 @@ struct Model {
     /// Recently freed addresses per size class.
     freed: FreedByClass,
     /// Ends of recent allocations.
-    ends: Recent<ENDS_DEPTH>,
+    ends: Owned<ENDS_DEPTH>,
 }
 
 impl Model {
-    /// Starts over for a new chunk, keeping allocated capacity.
-    fn reset(&mut self, t_first: TimeNs) {
-        self.prev_t = t_first;
-        self.prev_alloc = 0;
-        self.allocs.clear();
-        self.freed.clear();
-        self.ends = Recent::default();
-    }
-
     fn after_alloc(&mut self, addr: u64, size: u64) {
         self.prev_alloc = addr;
         self.allocs.push((addr, size));
-        self.ends.push(addr.wrapping_add(size_class(size)));
+        self.ends.list().push(addr.wrapping_add(size_class(size)));
     }
 
     fn after_free(&mut self, addr: u64, size: u64) {
@@ -276,9 +145,16 @@ impl Model {
 #[derive(Default, Debug)]
 pub struct ColumnEncoder {
     cols: [Vec<u8>; COLUMNS],
-    model: Model,
-    /// Live blocks allocated in this chunk: address → ordinal (1-based).
-    live: FxHashMap<u64, u32>,
+    prev_t: TimeNs,
+    prev_alloc: u64,
+    /// Allocations so far in this chunk (the last one's ordinal).
+    allocs: u32,
+    /// Live blocks allocated in this chunk: address → ordinal and size class.
+    live: LiveBlocks,
+    /// Recently freed addresses per size class.
+    freed: FreedByClass,
+    /// Ends of recent allocations.
+    ends: Owned<ENDS_DEPTH>,
     events: u32,
     /// Events of this chunk on the allocation side (allocations and
     /// reallocations); the others are frees.
@@ -297,8 +173,12 @@ impl ColumnEncoder {
         for c in &mut self.cols {
             c.clear();
         }
-        self.model.reset(t_first);
+        self.prev_t = t_first;
+        self.prev_alloc = 0;
+        self.allocs = 0;
         self.live.clear();
+        self.freed.clear();
+        self.ends.clear();
         self.events = 0;
         self.alloc_side = 0;
         self.latency = false;
@@ -326,6 +206,7 @@ impl ColumnEncoder {
 
     /// Adds the free-stack column (and the latency columns before it), with
     /// stack 0 for the frees already in the chunk.
+    #[cold]
     fn start_free_stacks(&mut self) {
         self.free_stacks = true;
         let frees = self.events - self.alloc_side;
@@ -345,19 +226,22 @@ impl ColumnEncoder {
         self.events == 0
     }
 
+    #[inline(always)]
     fn dt(&mut self, t: TimeNs, column: usize) {
-        let dt = t.saturating_sub(self.model.prev_t);
-        self.model.prev_t = t.max(self.model.prev_t);
+        let dt = t.saturating_sub(self.prev_t);
+        self.prev_t = t.max(self.prev_t);
         put_u64(&mut self.cols[column], dt);
     }
 
+    #[inline(always)]
     fn size(&mut self, size: u64) {
         self.cols[col::SIZE_LO].push(size as u8);
         put_u64(&mut self.cols[col::SIZE_HI], size >> 8);
     }
 
+    #[inline(always)]
     fn delta(&mut self, addr: u64) -> u8 {
-        let prev = self.model.prev_alloc;
+        let prev = self.prev_alloc;
         if addr & 15 == 0 && prev & 15 == 0 {
             put_i64(
                 &mut self.cols[col::ADDR],
@@ -373,15 +257,16 @@ impl ColumnEncoder {
         }
     }
 
-    /// Encodes the address of a new block; returns its mode.
-    fn new_addr(&mut self, addr: u64, size: u64) -> u8 {
-        let list = self.model.freed.get_mut(size_class(size));
+    /// Encodes the address of a new block of size class `class`; returns its mode.
+    #[inline(always)]
+    fn new_addr(&mut self, addr: u64, class: u64) -> u8 {
+        let mut list = self.freed.get_mut(class);
         if let Some(k) = list.find(addr) {
             list.remove(k);
             self.cols[col::PRED].push(k as u8);
             return op::MODE_CLASS_OR_REF;
         }
-        if let Some(k) = self.model.ends.find(addr) {
+        if let Some(k) = self.ends.list().find(addr) {
             self.cols[col::PRED].push(k as u8);
             return op::MODE_END;
         }
@@ -389,56 +274,64 @@ impl ColumnEncoder {
     }
 
     /// Encodes the address of a block being freed; returns its mode.
+    #[inline(always)]
     fn old_addr(&mut self, addr: u64) -> u8 {
-        match self.live.remove(&addr) {
-            Some(ordinal) => {
-                let ordinal = u64::from(ordinal);
-                let distance = self.model.allocs.len() as u64 - ordinal;
+        match self.live.remove(addr) {
+            Some((ordinal, class)) => {
+                let distance = u64::from(self.allocs - ordinal);
                 self.cols[col::REF_LO].push(distance as u8);
                 put_u64(&mut self.cols[col::REF_HI], distance >> 8);
-                let size = self.model.allocs[(ordinal - 1) as usize].1;
-                self.model.after_free(addr, size);
+                self.freed.get_mut(class).push(addr);
                 op::MODE_CLASS_OR_REF
             }
             None => self.delta(addr),
         }
     }
 
-    fn register(&mut self, addr: u64, size: u64) {
-        self.model.after_alloc(addr, size);
-        self.live.insert(addr, self.model.allocs.len() as u32);
+    /// After an allocation's address was encoded: it becomes the previous
+    /// allocation, a live block and a block end.
+    #[inline(always)]
+    fn register(&mut self, addr: u64, class: u64) {
+        self.prev_alloc = addr;
+        self.allocs += 1;
+        self.live.insert(addr, self.allocs, class);
+        self.ends.list().push(addr.wrapping_add(class));
     }
 
     /// Appends one event (its thread is the chunk's stream).
+    #[inline]
     pub fn push(&mut self, event: &Event) {
-        self.push_inner(event);
-        if self.latency {
-            self.latency_value(event, 0);
-        }
-        self.count_side(event);
+        self.push_at(event, event.time(), None);
     }
 
     /// Appends one event with how long its allocator call took, in ns
     /// (`None`: not measured). The first latency of a chunk adds the latency
     /// columns to it.
+    #[inline]
     pub fn push_with_latency(&mut self, event: &Event, latency_ns: Option<u32>) {
-        self.push_inner(event);
-        let code = latency_code(latency_ns);
-        if code != 0 && !self.latency {
-            // Every earlier event of the chunk: "not measured".
-            self.start_latency(self.events - 1);
-        }
-        if self.latency {
-            self.latency_value(event, code);
-        }
-        self.count_side(event);
+        self.push_at(event, event.time(), latency_ns);
     }
 
-    #[inline]
-    fn count_side(&mut self, event: &Event) {
-        if !matches!(event, Event::Free { .. }) {
-            self.alloc_side += 1;
+    /// [`ColumnEncoder::push_with_latency`] for `event` at time `t` (its own
+    /// time, or the chunk's latest when that is later).
+    #[inline(always)]
+    pub fn push_at(&mut self, event: &Event, t: TimeNs, latency_ns: Option<u32>) {
+        let code = latency_code(latency_ns);
+        self.push_inner(event, t);
+        if code == 0 {
+            if self.latency {
+                self.latency_value(event, 0);
+            }
+            return;
         }
+        if !self.latency {
+            // Every earlier event of the chunk: "not measured".
+            let side = u32::from(!matches!(event, Event::Free { .. }));
+            self.alloc_side -= side;
+            self.start_latency(self.events - 1);
+            self.alloc_side += side;
+        }
+        self.latency_value(event, code);
     }
 
     #[inline]
@@ -450,51 +343,91 @@ impl ColumnEncoder {
         put_u64(&mut self.cols[column], u64::from(code));
     }
 
-    fn push_inner(&mut self, event: &Event) {
+    #[inline(always)]
+    fn push_inner(&mut self, event: &Event, t: TimeNs) {
         match *event {
             Event::Alloc {
-                t,
                 addr,
                 size,
                 stack,
                 func,
                 ..
-            } => {
-                self.dt(t, col::DT_ALLOC);
-                let mode = self.new_addr(addr, size);
-                self.cols[col::OPS].push(op::ALLOC | mode << 2 | (func as u8) << 4);
-                self.size(size);
-                put_u64(&mut self.cols[col::STACK], u64::from(stack));
-                self.register(addr, size);
-            }
-            Event::Free { t, addr, stack, .. } => {
-                self.dt(t, col::DT_FREE);
-                let mode = self.old_addr(addr);
-                self.cols[col::OPS].push(op::FREE | mode << 2);
-                if stack != 0 && !self.free_stacks {
-                    self.start_free_stacks();
-                }
-                if self.free_stacks {
-                    put_u64(&mut self.cols[col::FREE_STACK], u64::from(stack));
-                }
-            }
+            } => self.alloc_fields(t, addr, size, stack, func),
+            Event::Free { addr, stack, .. } => self.free_fields(t, addr, stack),
             Event::Realloc {
-                t,
                 old_addr,
                 new_addr,
                 size,
                 stack,
                 ..
-            } => {
-                self.dt(t, col::DT_ALLOC);
-                let old_mode = self.old_addr(old_addr);
-                let new_mode = self.new_addr(new_addr, size);
-                self.cols[col::OPS].push(op::REALLOC | old_mode << 2 | new_mode << 4);
-                self.size(size);
-                put_u64(&mut self.cols[col::STACK], u64::from(stack));
-                self.register(new_addr, size);
-            }
+            } => self.realloc_fields(t, old_addr, new_addr, size, stack),
         }
+    }
+
+    /// Appends an allocation at time `t` (see [`ColumnEncoder::push_at`]) that
+    /// has no latency: the kind of event is known, so nothing dispatches on it
+    /// again (a recorder's writer decodes each kind on its own path).
+    pub fn alloc(&mut self, t: TimeNs, addr: u64, size: u64, stack: u32, func: AllocFn) {
+        self.alloc_fields(t, addr, size, stack, func);
+        if self.latency {
+            put_u64(&mut self.cols[col::LAT_ALLOC], 0);
+        }
+    }
+
+    /// [`ColumnEncoder::alloc`] for a free.
+    pub fn free(&mut self, t: TimeNs, addr: u64, stack: u32) {
+        self.free_fields(t, addr, stack);
+        if self.latency {
+            put_u64(&mut self.cols[col::LAT_FREE], 0);
+        }
+    }
+
+    /// [`ColumnEncoder::alloc`] for a reallocation.
+    pub fn realloc(&mut self, t: TimeNs, old_addr: u64, new_addr: u64, size: u64, stack: u32) {
+        self.realloc_fields(t, old_addr, new_addr, size, stack);
+        if self.latency {
+            put_u64(&mut self.cols[col::LAT_ALLOC], 0);
+        }
+    }
+
+    #[inline(always)]
+    fn alloc_fields(&mut self, t: TimeNs, addr: u64, size: u64, stack: u32, func: AllocFn) {
+        self.dt(t, col::DT_ALLOC);
+        let class = size_class(size);
+        let mode = self.new_addr(addr, class);
+        self.cols[col::OPS].push(op::ALLOC | mode << 2 | (func as u8) << 4);
+        self.size(size);
+        put_u64(&mut self.cols[col::STACK], u64::from(stack));
+        self.register(addr, class);
+        self.alloc_side += 1;
+        self.events += 1;
+    }
+
+    #[inline(always)]
+    fn free_fields(&mut self, t: TimeNs, addr: u64, stack: u32) {
+        self.dt(t, col::DT_FREE);
+        let mode = self.old_addr(addr);
+        self.cols[col::OPS].push(op::FREE | mode << 2);
+        if stack != 0 && !self.free_stacks {
+            self.start_free_stacks();
+        }
+        if self.free_stacks {
+            put_u64(&mut self.cols[col::FREE_STACK], u64::from(stack));
+        }
+        self.events += 1;
+    }
+
+    #[inline(always)]
+    fn realloc_fields(&mut self, t: TimeNs, old_addr: u64, new_addr: u64, size: u64, stack: u32) {
+        self.dt(t, col::DT_ALLOC);
+        let old_mode = self.old_addr(old_addr);
+        let class = size_class(size);
+        let new_mode = self.new_addr(new_addr, class);
+        self.cols[col::OPS].push(op::REALLOC | old_mode << 2 | new_mode << 4);
+        self.size(size);
+        put_u64(&mut self.cols[col::STACK], u64::from(stack));
+        self.register(new_addr, class);
+        self.alloc_side += 1;
         self.events += 1;
     }
 
@@ -610,7 +543,7 @@ impl<'a> ColumnDecoder<'a> {
             }
             op::MODE_END => {
                 let k = usize::from(self.cols[col::PRED].u8()?);
-                self.model.ends.get(k)
+                self.model.ends.list().get(k)
             }
             _ => self.delta(mode),
         }

@@ -9,7 +9,7 @@
 use crate::chunk::{frame_chunk, frame_columns};
 use crate::columns::ColumnEncoder;
 use crate::format::{ChunkKind, Codec, tag};
-use crate::record::{Event, Meta, TimeNs};
+use crate::record::{AllocFn, Event, Meta, TimeNs};
 use crate::varint::{put_str, put_u64};
 
 /// Builds one chunk's payload, record by record.
@@ -69,18 +69,47 @@ impl ChunkBuilder {
     /// Appends an allocation event with how long its allocator call took, in
     /// ns (`None`: not measured; see `columns.rs`).
     pub fn event_with_latency(&mut self, event: &Event, latency_ns: Option<u32>) {
+        let t = self.event_time(event.time());
+        self.columns.push_at(event, t, latency_ns);
+    }
+
+    /// Appends an allocation (fields of [`Event::Alloc`] of this stream's
+    /// thread, no latency): what [`ChunkBuilder::event`] does, for a caller
+    /// that has the fields at hand and does not want to dispatch on the kind
+    /// of event twice.
+    pub fn alloc(&mut self, t: TimeNs, addr: u64, size: u64, stack: u32, func: AllocFn) {
+        let t = self.event_time(t);
+        self.columns.alloc(t, addr, size, stack, func);
+    }
+
+    /// [`ChunkBuilder::alloc`] for a free.
+    pub fn free(&mut self, t: TimeNs, addr: u64, stack: u32) {
+        let t = self.event_time(t);
+        self.columns.free(t, addr, stack);
+    }
+
+    /// [`ChunkBuilder::alloc`] for a reallocation.
+    pub fn realloc(&mut self, t: TimeNs, old_addr: u64, new_addr: u64, size: u64, stack: u32) {
+        let t = self.event_time(t);
+        self.columns.realloc(t, old_addr, new_addr, size, stack);
+    }
+
+    /// Counts an event at time `t` and returns the time it is stored at: `t`,
+    /// or the chunk's latest when that is later (times never go back within a
+    /// chunk). The first event of a chunk starts its columns.
+    #[inline(always)]
+    fn event_time(&mut self, t: TimeNs) -> TimeNs {
         debug_assert_eq!(self.kind, ChunkKind::Events);
-        if self.records == 0 {
-            self.t_first = None;
-            self.t_last = 0;
-        }
-        let t = self.time(event.time());
-        if self.records == 0 {
+        let t = if self.records == 0 {
+            self.t_first = Some(t);
             self.columns.reset(t);
-        }
-        let event = event.with_time(t);
-        self.columns.push_with_latency(&event, latency_ns);
+            t
+        } else {
+            t.max(self.t_last)
+        };
+        self.t_last = t;
         self.records += 1;
+        t
     }
 
     /// Appends a process-stream record.

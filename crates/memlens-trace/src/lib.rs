@@ -15,7 +15,8 @@
 //! - [`varint`]: the integer encoding;
 //! - [`chunk`], [`header`]: framing;
 //! - [`encode`], [`decode`]: record bytes, mirrors of each other;
-//! - [`columns`]: the columnar, predictive encoding of event chunks;
+//! - [`columns`]: the columnar, predictive encoding of event chunks, and
+//!   `predict`, the address-prediction state both of its sides keep;
 //! - [`writer`]: the sink for whole files;
 //! - [`reader`], [`metadata`], [`merge`]: the source side;
 //! - [`dump`]: one line per record.
@@ -30,6 +31,7 @@ pub mod format;
 pub mod header;
 pub mod merge;
 pub mod metadata;
+mod predict;
 pub mod reader;
 pub mod record;
 pub mod refs;

@@ -260,16 +260,30 @@ impl Totals {
     #[inline]
     pub fn count(&mut self, event: &Event) {
         match *event {
-            Event::Alloc { size, .. } => {
-                self.allocations += 1;
-                self.requested_bytes += size;
-            }
-            Event::Realloc { size, .. } => {
-                self.reallocations += 1;
-                self.requested_bytes += size;
-            }
-            Event::Free { .. } => self.frees += 1,
+            Event::Alloc { size, .. } => self.count_alloc(size),
+            Event::Realloc { size, .. } => self.count_realloc(size),
+            Event::Free { .. } => self.count_free(),
         }
+    }
+
+    /// Counts an allocation of `size` bytes written.
+    #[inline]
+    pub fn count_alloc(&mut self, size: u64) {
+        self.allocations += 1;
+        self.requested_bytes += size;
+    }
+
+    /// Counts a reallocation to `size` bytes written.
+    #[inline]
+    pub fn count_realloc(&mut self, size: u64) {
+        self.reallocations += 1;
+        self.requested_bytes += size;
+    }
+
+    /// Counts a free written.
+    #[inline]
+    pub fn count_free(&mut self) {
+        self.frees += 1;
     }
 }
 

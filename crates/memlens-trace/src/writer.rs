@@ -37,11 +37,11 @@ impl<W: Write> std::fmt::Debug for TraceWriter<W> {
 
 impl<W: Write> TraceWriter<W> {
     /// Writes the file header and returns a writer that compresses chunks
-    /// with zstd level 1 when `compress` is true.
+    /// (with [`crate::chunk::compressor`]) when `compress` is true.
     pub fn new(mut out: W, compress: bool) -> io::Result<Self> {
         out.write_all(&header_bytes())?;
         let compressor = if compress {
-            Some(zstd::bulk::Compressor::new(1)?)
+            Some(crate::chunk::compressor()?)
         } else {
             None
         };

@@ -15,7 +15,10 @@ use crate::support::{
     FRAME_POINTER_FLAGS, Lang, Summary, compile, memlens, record, run, summary, test_dir,
 };
 
-/// Records export_leak.c (two threads, 2,000 rounds each) in `dir`.
+/// Records export_leak.c (two threads, 20,000 rounds each) in `dir`: enough for
+/// its allocations to outlast the recorder's start-up and final flush, so half
+/// of the run ends among them (with 2,000 rounds a fast recording allocated
+/// everything in the first half of the run's time).
 fn record_leak(dir: &Path) -> (PathBuf, Summary) {
     let mut flags = FRAME_POINTER_FLAGS.to_vec();
     flags.push("-pthread");
@@ -29,7 +32,7 @@ fn record_leak(dir: &Path) -> (PathBuf, Summary) {
     let recorded = record(
         dir,
         &["-q", "-o", "leak.mlens"],
-        &[program.to_str().unwrap(), "2000"],
+        &[program.to_str().unwrap(), "20000"],
         &[],
     );
     assert_eq!(recorded.run.code, 0, "{}", recorded.run.stderr);

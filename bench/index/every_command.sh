@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Every analysis command on one large trace: records the shared workload
+# ../shared/bench/alloc-bench.c (2 threads) to about EVENTS events, then times each
+# command as a user runs it and measures its peak RSS (GNU time; the viewer's VmHWM
+# through first_tree.sh): the first `growth` (which reads every event and writes the
+# index), `growth` and `tree` reopened from the index, `summary`, `export --format
+# pprof`, `render alloc` and `alloc metrics` (the allocation map within its memory
+# budget), `report`, and `view` until its first tree and until its allocation map.
+# Prints a table and PASS/MISS for the Scale issue's targets at 10⁹ events: the index
+# built in ≤ 5 min on 2 cores, every command's peak RSS ≤ 3 GiB, the index ≤ 50 % of
+# the trace's size.
+#
+# Usage: bench/index/every_command.sh [EVENTS]   (default 1000000000: a trace of ≈ 3 GB)
+# Env:   BENCH_OUT=DIR keeps the recording there and reuses it on the next run
+#        (default: a fresh temporary directory, removed at the end).
+# Needs: a release build (the script runs `cargo build --release`), cc, curl, python3.
+# A benchmark, not a test: it reports, it does not assert (exit 0 on MISS).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+events=${1:-1000000000}
+src="$root/../shared/bench/alloc-bench.c"
+[ -f "$src" ] || { echo "bench: $src not found (the shared workload lives beside the repository)" >&2; exit 1; }
+(cd "$root" && cargo build --release --quiet -p memlens -p memlens-preload)
+target=${CARGO_TARGET_DIR:-$root/target}
+memlens="$target/release/memlens"
+if [ -n "${BENCH_OUT:-}" ]; then
+    out=$BENCH_OUT
+    mkdir -p "$out"
+else
+    out=$(mktemp -d)
+    trap 'rm -rf "$out"' EXIT
+fi
+cc -O2 -g -fno-omit-frame-pointer -pthread "$src" -o "$out/bench"
+# alloc-bench's CALLS are shared by its threads, and each makes about 2.125 events (an
+# allocation, its free, and for an eighth of them a realloc).
+calls=$((events * 8 / 17))
+
+. "$here/../measure.sh"
+
+trace="$out/bench-$events.mlens"
+if [ ! -f "$trace" ]; then
+    echo "== recording alloc-bench, 2 threads, $calls calls"
+    "$memlens" record -q -f -o "$trace" -- "$out/bench" 2 "$calls"
+fi
+recorded=$("$memlens" summary --json "$trace" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["allocations"]+d["frees"]+d["reallocations"])')
+trace_bytes=$(stat -c %s "$trace")
+echo "trace: $recorded events, $((trace_bytes / 1000000)) MB"
+
+index="$trace.mlidx"
+rm -f "$index"
+run() {
+    local name=$1; shift
+    echo "== memlens $*"
+    measure "$name" "$memlens" "$@"
+}
+run growth1 growth "$trace"
+index_bytes=$(stat -c %s "$index")
+run growth2 growth "$trace"
+run tree tree --points 50 "$trace"
+run summary summary "$trace"
+run pprof export --format pprof -o "$out/t.pb.gz" "$trace"
+run render render alloc "$trace" -o "$out/map.png"
+run metrics alloc metrics "$trace"
+run report report "$trace" -o "$out/report.html"
+echo "== memlens view until the first tree and until the allocation map"
+"$here/first_tree.sh" "$memlens" "$trace" "$out/view.time"
+
+python3 - "$out" "$recorded" "$trace_bytes" "$index_bytes" <<'PY'
+import sys
+out, events, trace_bytes, index_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+
+def measured(file):
+    s, kb = open(f"{out}/{file}").read().split()[:2]
+    return float(s), int(kb)
+
+rows = [
+    ("growth, first (reads the events, writes the index)", "growth1.time"),
+    ("growth, reopened from the index", "growth2.time"),
+    ("tree --points 50 (index)", "tree.time"),
+    ("summary", "summary.time"),
+    ("export --format pprof", "pprof.time"),
+    ("render alloc (within its memory budget)", "render.time"),
+    ("alloc metrics (within its memory budget)", "metrics.time"),
+    ("report", "report.time"),
+    ("view, first tree (index)", "view.time"),
+    ("view, allocation map drawn", "view.time.alloc"),
+]
+print(f"\n{events / 1e6:.0f} M events, {trace_bytes / 1e9:.2f} GB trace")
+print(f"{'command':<52} {'seconds':>9} {'peak MiB':>9}")
+peak = 0
+for label, file in rows:
+    s, kb = measured(file)
+    peak = max(peak, kb)
+    print(f"{label:<52} {s:>9.2f} {kb / 1024:>9.1f}")
+built = measured("growth1.time")[0]
+share = index_bytes / trace_bytes
+targets = [
+    ("index built ≤ 5 min on 2 cores", built <= 300, f"{built:.1f} s"),
+    ("every command's peak RSS ≤ 3 GiB", peak <= 3 * 1024 * 1024, f"largest {peak / 1024:.0f} MiB"),
+    ("index ≤ 50 % of the trace", share <= 0.5, f"{index_bytes / 1e6:.1f} MB = {100 * share:.2f} %"),
+]
+for label, ok, value in targets:
+    print(f"{'PASS' if ok else 'MISS'}  {label}: {value}")
+PY

@@ -12,7 +12,9 @@
 //! order of requests is known from the headers alone; the decoding thread
 //! works through the chunks in that order a few chunks ahead (a bounded
 //! channel), and the merge stashes the rare chunk that arrives early because
-//! of a tie.
+//! of a tie. The vectors of a chunk the merge is done with go back to the
+//! decoders ([`Spare`]), so decoding a chunk allocates nothing and touches no
+//! fresh page.
 //!
 //! Allocator latencies (recorded with `memlens record --latency`) travel
 //! beside the events rather than inside them: [`EventStream::latency_ns`]
@@ -24,6 +26,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use rustc_hash::FxHashMap as HashMap;
 use std::sync::mpsc::{Receiver, sync_channel};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::columns::latency_from_code;
 use crate::decode::decode_events_with_latency;
@@ -49,10 +52,14 @@ struct Stream {
 }
 
 impl Stream {
-    fn load(&mut self, events: Vec<Event>, latencies: Vec<u32>) {
-        self.events = events;
-        self.latencies = latencies;
+    /// Loads a chunk's events and latencies; returns the previous chunk's
+    /// vectors.
+    fn load(&mut self, events: Vec<Event>, latencies: Vec<u32>) -> Buffers {
         self.pos = 0;
+        (
+            std::mem::replace(&mut self.events, events),
+            std::mem::replace(&mut self.latencies, latencies),
+        )
     }
 
     /// The event at `pos` and its stored latency; advances.
@@ -62,6 +69,37 @@ impl Stream {
         let l = self.latencies.get(self.pos).copied().unwrap_or(0);
         self.pos += 1;
         Some((e, l))
+    }
+}
+
+/// A decoded chunk's vectors: events and latencies.
+type Buffers = (Vec<Event>, Vec<u32>);
+
+/// Vectors of chunks the merge is done with, for the decoders to fill again.
+#[derive(Default)]
+struct Spare(Mutex<Vec<Buffers>>);
+
+impl Spare {
+    /// The most vectors kept: the chunks in flight (a few per decoder) and
+    /// the one open per thread are never more than this in a run's steady
+    /// state, and more are dropped.
+    const KEPT: usize = 16;
+
+    /// Empty vectors, reused when some were given back.
+    fn take(&self) -> Buffers {
+        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let (mut events, mut latencies) = kept.pop().unwrap_or_default();
+        events.clear();
+        latencies.clear();
+        (events, latencies)
+    }
+
+    /// Gives back a chunk's vectors.
+    fn give(&self, buffers: Buffers) {
+        let mut kept = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if kept.len() < Self::KEPT && buffers.0.capacity() > 0 {
+            kept.push(buffers);
+        }
     }
 }
 
@@ -95,6 +133,8 @@ pub struct EventStream<'a> {
     solo: Option<Stream>,
     /// Stored latency of the event last returned (0 = not measured).
     last_latency: u32,
+    /// The vectors of consumed chunks, shared with the decoders.
+    spare: Arc<Spare>,
 }
 
 impl std::fmt::Debug for EventStream<'_> {
@@ -103,17 +143,18 @@ impl std::fmt::Debug for EventStream<'_> {
     }
 }
 
+/// Reads and decodes `chunk` into vectors from `spare`.
 fn decode_chunk(
     chunk: &ChunkInfo,
     read: &mut impl FnMut(&ChunkInfo, &mut Vec<u8>, &mut Vec<u8>) -> Result<(), Damage>,
     scratch: &mut Vec<u8>,
     payload: &mut Vec<u8>,
+    spare: &Spare,
 ) -> Content {
     if let Err(d) = read(chunk, scratch, payload) {
         return (Vec::new(), Vec::new(), Some(d));
     }
-    let mut events = Vec::new();
-    let mut latencies = Vec::new();
+    let (mut events, mut latencies) = spare.take();
     match decode_events_with_latency(&chunk.header, payload, &mut events, &mut latencies) {
         Ok(()) => (events, latencies, None),
         Err(e) => (
@@ -154,12 +195,12 @@ impl<'a> EventStream<'a> {
             }
         }
         demand.sort_unstable();
-        let source = Self::start_prefetch(trace, demand.iter().map(|d| d.2).collect()).unwrap_or(
-            Source::Inline {
-                scratch: Vec::new(),
-                payload: Vec::new(),
-            },
-        );
+        let spare = Arc::new(Spare::default());
+        let order = demand.iter().map(|d| d.2).collect();
+        let source = Self::start_prefetch(trace, order, &spare).unwrap_or(Source::Inline {
+            scratch: Vec::new(),
+            payload: Vec::new(),
+        });
         let streams = per_thread
             .into_iter()
             .map(|(tid, chunks)| {
@@ -184,10 +225,11 @@ impl<'a> EventStream<'a> {
             chunks_done: 0,
             solo: None,
             last_latency: 0,
+            spare,
         }
     }
 
-    fn start_prefetch(trace: &TraceFile, order: Vec<usize>) -> Option<Source> {
+    fn start_prefetch(trace: &TraceFile, order: Vec<usize>, spare: &Arc<Spare>) -> Option<Source> {
         if order.len() < 2 {
             return None;
         }
@@ -205,6 +247,7 @@ impl<'a> EventStream<'a> {
                 .map(|&i| (i, trace.chunks()[i]))
                 .collect();
             let (tx, r) = sync_channel::<Decoded>(2);
+            let spare = Arc::clone(spare);
             std::thread::Builder::new()
                 .name("memlens-decode".into())
                 .spawn(move || {
@@ -213,7 +256,8 @@ impl<'a> EventStream<'a> {
                         reader.read_payload(c, s, p)
                     };
                     for (i, chunk) in mine {
-                        let content = decode_chunk(&chunk, &mut read, &mut scratch, &mut payload);
+                        let (s, p) = (&mut scratch, &mut payload);
+                        let content = decode_chunk(&chunk, &mut read, s, p, &spare);
                         if tx.send((i, content)).is_err() {
                             return; // the merge was dropped
                         }
@@ -265,7 +309,8 @@ impl<'a> EventStream<'a> {
             Source::Inline { scratch, payload } => {
                 let mut read =
                     |c: &ChunkInfo, s: &mut Vec<u8>, p: &mut Vec<u8>| trace.read_payload(c, s, p);
-                decode_chunk(&trace.chunks()[index], &mut read, scratch, payload)
+                let chunk = &trace.chunks()[index];
+                decode_chunk(chunk, &mut read, scratch, payload, &self.spare)
             }
             Source::Prefetch {
                 rx,
@@ -304,7 +349,7 @@ impl<'a> EventStream<'a> {
                 self.damage.push(d);
             }
             if !events.is_empty() {
-                stream.load(events, latencies);
+                self.spare.give(stream.load(events, latencies));
                 self.solo = Some(stream);
                 return true;
             }
@@ -329,7 +374,7 @@ impl<'a> EventStream<'a> {
             }
             if !events.is_empty() {
                 let stream = self.streams.get_mut(&tid).expect("checked above");
-                stream.load(events, latencies);
+                self.spare.give(stream.load(events, latencies));
                 return true;
             }
         }

@@ -5,17 +5,9 @@
 // (`api/alloc/window`). A report holds one window and cannot read another.
 
 import { h } from "../app/dom";
-import { readUrlState } from "../app/url_state";
+import { urlWindow } from "../app/url_state";
 import { formatDuration } from "../format";
 import type { AllocMeta } from "./api";
-
-/** The window brushed in the heap lens's timeline, from the page's URL. */
-export function heapWindow(): [number, number] | null {
-  const m = /^(\d+)-(\d+)$/.exec(readUrlState().get("w") ?? "");
-  if (!m) return null;
-  const [from, to] = [Number(m[1]), Number(m[2])];
-  return from < to ? [from, to] : null;
-}
 
 /**
  * What the notes offer under the window sentence: a button reading the heap lens's
@@ -24,7 +16,7 @@ export function heapWindow(): [number, number] | null {
  */
 export function windowChoice(meta: AllocMeta, canRead: boolean, read: (from: number, to: number) => void): HTMLElement[] {
   if (!meta.window || !canRead) return [];
-  const brushed = heapWindow();
+  const brushed = urlWindow();
   if (!brushed) {
     return [h("p", { "data-testid": "alloc-window-hint" }, "Brush a window in the timeline of the Heap evolution tab to read it here instead.")];
   }

@@ -9,6 +9,14 @@ export function readUrlState(): URLSearchParams {
   return new URLSearchParams(window.location.hash.replace(/^#/, ""));
 }
 
+/** The time window the heap lens brushed (`w=FROM-TO`, ns), when the URL holds a non-empty one. */
+export function urlWindow(): [number, number] | null {
+  const m = /^(\d+)-(\d+)$/.exec(readUrlState().get("w") ?? "");
+  if (!m) return null;
+  const [from, to] = [Number(m[1]), Number(m[2])];
+  return from < to ? [from, to] : null;
+}
+
 /** Sets (or, for `null`, removes) some pairs of the hash without a history entry. */
 export function writeUrlState(patch: Record<string, string | null>): void {
   const state = readUrlState();

@@ -24,7 +24,7 @@ import {
   searchTree,
   valueOf,
 } from "./layout";
-import { readUrlState, writeUrlState } from "../app/url_state";
+import { readUrlState, urlWindow, writeUrlState } from "../app/url_state";
 import { StackStore, stacksDetails } from "./stacks";
 import { StackedChart } from "./stacked_chart";
 import { MultiplesStrip } from "./multiples";
@@ -712,10 +712,8 @@ function changeRamp(largest: number, n: number): string[] {
 
 /** The window in the page's URL (`w=FROM-TO`, ns), when it lies inside the run. */
 function windowFromUrl(meta: HeapMeta): TimeWindowNs | null {
-  const m = /^(\d+)-(\d+)$/.exec(readUrlState().get("w") ?? "");
-  if (!m) return null;
-  const [from, to] = [Number(m[1]), Number(m[2])];
-  return from < to && from >= meta.run.start_ns && to <= meta.run.end_ns ? [from, to] : null;
+  const window = urlWindow();
+  return window && window[0] >= meta.run.start_ns && window[1] <= meta.run.end_ns ? window : null;
 }
 
 /** A drill path from the URL: a JSON array of strings, else `undefined`. */

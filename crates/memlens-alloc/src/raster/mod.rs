@@ -303,13 +303,13 @@ fn coverage_in_parts(
     parts: usize,
 ) -> Result<Coverage, AllocError> {
     if parts <= 1 {
-        return Ok(rasterize(model, view, options, None)?.finish());
+        let all = 0..view.height as usize;
+        return Ok(rasterize(model, view, options, all)?.finish());
     }
     let nch = 3 + ncolor(options);
     let (w, h) = (view.width as usize, view.height as usize);
     let mut sums = vec![0.0f32; w * h * nch];
-    checked(model, view, options)?;
-    let draw = |rows| rasterize(model, view, options, Some(rows));
+    let draw = |rows| rasterize(model, view, options, rows);
     draw_in_parts(h, parts, &mut sums, w * nch, draw, |r, rows| {
         r.finish_rows(rows)
     })?;
@@ -355,31 +355,24 @@ fn rasterizer_of_rows(
 }
 
 /// Feeds the blocks of `view` that pass `options`' filters to a rasterizer owning
-/// `rows` (all of them for `None`; then only the blocks whose addresses reach those
-/// rows are read).
+/// `rows` (from the bottom), reading only the blocks whose addresses reach them.
 fn rasterize(
     model: &AllocModel,
     view: &View,
     options: &RenderOptions,
-    rows: Option<std::ops::Range<usize>>,
+    rows: std::ops::Range<usize>,
 ) -> Result<Rasterizer, AllocError> {
     let attrs = checked(model, view, options)?;
-    let (mut r, addr) = match rows {
-        None => (rasterizer_for(view, options), view.addr),
-        Some(rows) => (
-            rasterizer_of_rows(view, options, rows.clone()),
-            addresses_of_rows(view.addr, view.height, rows),
-        ),
-    };
+    let addr = addresses_of_rows(view.addr, view.height, rows.clone());
+    let mut r = rasterizer_of_rows(view, options, rows);
     let filter = Filter::new(model, options);
     let keep = |rec: &IndexRec| filter.keeps(model, rec);
     let filtered = filter.is_active();
-    let r_ = &mut r;
     match (attrs, filtered) {
         (Attributes::Categorical { ids, palette }, false) => {
             feed(
                 model,
-                r_,
+                &mut r,
                 view,
                 addr,
                 |_| true,
@@ -387,14 +380,14 @@ fn rasterize(
             );
         }
         (Attributes::Categorical { ids, palette }, true) => {
-            feed(model, r_, view, addr, keep, |pos| {
+            feed(model, &mut r, view, addr, keep, |pos| {
                 &palette[ids[pos] as usize]
             });
         }
         (Attributes::Continuous(values), false) => {
             feed(
                 model,
-                r_,
+                &mut r,
                 view,
                 addr,
                 |_| true,
@@ -402,7 +395,7 @@ fn rasterize(
             );
         }
         (Attributes::Continuous(values), true) => {
-            feed(model, r_, view, addr, keep, |pos| {
+            feed(model, &mut r, view, addr, keep, |pos| {
                 std::array::from_ref(&values[pos])
             });
         }
@@ -534,12 +527,12 @@ fn render_in_parts(
     parts: usize,
 ) -> Result<RgbaImage, AllocError> {
     if parts <= 1 {
-        return Ok(rasterize(model, view, options, None)?.finish_image(options.background));
+        let all = 0..view.height as usize;
+        return Ok(rasterize(model, view, options, all)?.finish_image(options.background));
     }
     let mut img = RgbaImage::new(view.width, view.height);
     let per_row = view.width as usize * 4;
-    checked(model, view, options)?;
-    let draw = |rows| rasterize(model, view, options, Some(rows));
+    let draw = |rows| rasterize(model, view, options, rows);
     let h = view.height as usize;
     draw_in_parts(h, parts, &mut img.pixels, per_row, draw, |r, rows| {
         r.resolve_rows(options.background, rows)

@@ -12,7 +12,9 @@
 //! Printed: how long the overview (the cell sums behind coarse tiles) takes to prepare,
 //! for the first option set (geometry and sums) and for another one (sums only); the
 //! first coarse tile of a new option set (drawn the plain way while the overview is
-//! prepared in the background); then, per zoom level pair zx/zy (tiles 2^-zx of the run,
+//! prepared in the background); the first tile after switching to each of three new
+//! colourings (size, age, thread: every block's colour is computed first) and the next
+//! one; then, per zoom level pair zx/zy (tiles 2^-zx of the run,
 //! 2^-zy of the axis), the median and worst wall time of 9 tiles with the prepared option
 //! set, the thread's mean CPU time per tile, the ratio to the 50 ms budget, and the
 //! baseline: the engine's plain `render` of the same windows (no overview, no PNG), as
@@ -191,6 +193,48 @@ fn main() {
     );
     while !lens.model().overview_ready(&options("0.55")) {
         std::thread::sleep(Duration::from_millis(10));
+    }
+    // The first tiles after switching to colourings never asked for: each computes
+    // every block's colour first (DESIGN §8: any tile ≤ 100 ms on opening).
+    for color in ["size", "age", "thread"] {
+        let mut q = query((0, 0), 0, 0, alpha);
+        q.insert("color".to_owned(), color.to_owned());
+        let started = Instant::now();
+        lens.answer("tile", &q).unwrap();
+        let first = started.elapsed();
+        q.insert("x".to_owned(), "1".to_owned());
+        q.insert("zx".to_owned(), "1".to_owned());
+        let started = Instant::now();
+        lens.answer("tile", &q).unwrap();
+        println!(
+            "first tile coloured by {color}: {first:.2?} (÷ 100 ms: {:.2}), the next: {:.2?}",
+            first.as_secs_f64() / 0.1,
+            started.elapsed()
+        );
+    }
+    // Where such a first tile's time goes, on two colourings not used yet: every
+    // block's colour (a 1 × 1 picture computes them), then drawing the whole run's
+    // tile the plain way.
+    for color_by in [ColorBy::Waste, ColorBy::Process] {
+        let options = RenderOptions {
+            color_by,
+            ..options(alpha)
+        };
+        let whole = tile_window(lens.model(), 0, 0, 0, 0, 256).unwrap();
+        let dot = memlens_alloc::View {
+            width: 1,
+            height: 1,
+            ..whole
+        };
+        let started = Instant::now();
+        render(lens.model(), &dot, &options).unwrap();
+        let colours = started.elapsed();
+        let started = Instant::now();
+        render(lens.model(), &whole, &options).unwrap();
+        println!(
+            "  of which, coloured by {color_by:?}: every block's colour {colours:.2?}, the whole run drawn the plain way {:.2?}",
+            started.elapsed()
+        );
     }
     println!(
         "{:>7} {:>10} {:>10} {:>9} {:>8} {:>12} {:>9}",

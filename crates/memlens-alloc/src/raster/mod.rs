@@ -15,6 +15,7 @@
 //! and the [`Rasterizer`] costs O(1) per block plus O(pixels), so a whole picture of
 //! 10 M blocks and a 256×256 tile deep inside it are both fast.
 
+mod attributes;
 mod cushion;
 mod formula;
 mod overview;
@@ -30,11 +31,11 @@ pub use overview::{
 pub use pow_lut::PowLut;
 pub use rasterizer::{Coverage, PixelSums, Rasterizer, recycle};
 
+use attributes::Attributes;
+pub use attributes::NO_LATENCY;
 use parts::{addresses_of_rows, draw_in_parts, parts_for};
 
-use std::sync::OnceLock;
-
-use crate::colormap::{Rgb, categorical_color};
+use crate::colormap::Rgb;
 use crate::error::AllocError;
 use crate::ids::BinId;
 use crate::image::RgbaImage;
@@ -194,89 +195,6 @@ impl RenderOptions {
             return Err(AllocError::BadAlpha(self.alpha));
         }
         Ok(())
-    }
-}
-
-/// A colouring attribute of every block, in index order.
-#[derive(Debug)]
-pub(crate) enum Attributes {
-    /// Category ids, and the colour of every id up to the largest.
-    Categorical {
-        /// Per block.
-        ids: Vec<u32>,
-        /// Per id.
-        palette: Vec<Rgb>,
-    },
-    /// Values in 0..=1.
-    Continuous(Vec<f32>),
-}
-
-/// Each colouring attribute of every block, computed on first use: the renderer's cache
-/// in [`AllocModel`]'s `attributes` slot.
-type AttributeCache = [OnceLock<Attributes>; ColorBy::COUNT];
-
-/// Logarithmic normalisation of non-negative values to 0..=1 by the largest.
-fn log_normalised(values: impl Iterator<Item = u64> + Clone) -> Vec<f32> {
-    let max = values.clone().max().unwrap_or(0);
-    let scale = if max == 0 {
-        0.0
-    } else {
-        1.0 / (max as f64).ln_1p()
-    };
-    values
-        .map(|v| ((v as f64).ln_1p() * scale) as f32)
-        .collect()
-}
-
-/// The message for colouring by latency a trace without latencies.
-pub const NO_LATENCY: &str = "this trace has no latency: record with `memlens record --latency`";
-
-impl AllocModel {
-    /// The attribute `by` of every block in index order (computed once per model).
-    pub(crate) fn attributes(&self, by: ColorBy) -> Result<&Attributes, AllocError> {
-        if by == ColorBy::Latency && !self.has_latency() {
-            return Err(AllocError::BadOption(NO_LATENCY.to_string()));
-        }
-        let slot = &self.attributes.get_or_init(AttributeCache::default)[by as usize];
-        Ok(slot.get_or_init(|| {
-            let recs = self.index.records();
-            let block = |i: usize| &self.blocks[recs[i].id as usize];
-            let ids = 0..recs.len();
-            let categorical = |ids: Vec<u32>| {
-                let n = ids.iter().max().map_or(0, |&m| m as usize + 1);
-                let palette = (0..n).map(|i| categorical_color(i as u32)).collect();
-                Attributes::Categorical { ids, palette }
-            };
-            match by {
-                ColorBy::Thread => categorical(ids.map(|i| block(i).thread.0).collect()),
-                ColorBy::Site => categorical(ids.map(|i| block(i).site.0).collect()),
-                ColorBy::Process => {
-                    categorical(ids.map(|i| self.process_of(block(i).thread).0).collect())
-                }
-                ColorBy::Size => {
-                    Attributes::Continuous(log_normalised(ids.map(|i| block(i).requested)))
-                }
-                ColorBy::Waste => {
-                    Attributes::Continuous(log_normalised(ids.map(|i| block(i).waste())))
-                }
-                ColorBy::Age => {
-                    Attributes::Continuous(log_normalised(ids.map(|i| block(i).lifetime())))
-                }
-                ColorBy::Latency => {
-                    let lat = self.latency.as_deref().unwrap_or(&[]);
-                    Attributes::Continuous(log_normalised(ids.map(|i| {
-                        lat.get(recs[i].id as usize)
-                            .and_then(|l| l.alloc_ns)
-                            .map_or(0, u64::from)
-                    })))
-                }
-            }
-        }))
-    }
-
-    /// The colour of the category id `id` under `by` (for legends).
-    pub fn category_color(&self, id: u32) -> Rgb {
-        categorical_color(id)
     }
 }
 

@@ -74,6 +74,42 @@ pub(super) fn draw_in_parts<T: Send>(
     })
 }
 
+/// `(0..n).map(f)` collected, computed in one contiguous share per core (this
+/// thread's among them) when `n` is at least [`PARALLEL_BLOCKS`]: the per-block
+/// attributes of a big model.
+pub(super) fn map_in_parts<T: Send + Copy + Default>(
+    n: usize,
+    f: impl Fn(usize) -> T + Sync,
+) -> Vec<T> {
+    let parts = if n < PARALLEL_BLOCKS {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |c| c.get().min(MAX_PARTS))
+    };
+    if parts == 1 {
+        return (0..n).map(f).collect();
+    }
+    let mut out = vec![T::default(); n];
+    let share = n.div_ceil(parts);
+    let fill = |(p, slice): (usize, &mut [T])| {
+        for (k, v) in slice.iter_mut().enumerate() {
+            *v = f(p * share + k);
+        }
+    };
+    let fill = &fill;
+    std::thread::scope(|scope| {
+        let mut shares = out.chunks_mut(share).enumerate();
+        let mine = shares.next();
+        for s in shares {
+            scope.spawn(move || fill(s));
+        }
+        if let Some(s) = mine {
+            fill(s);
+        }
+    });
+    out
+}
+
 /// The window of the address axis whose blocks can reach pixel rows `rows` (from
 /// the bottom) of a view of the axis window `[a0, a1)` `height` pixels high, with a
 /// unit of slack each side: the rasterizer clips the rest.

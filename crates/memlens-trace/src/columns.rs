@@ -32,7 +32,8 @@
 //! bytes), and readers that know twelve columns or ten read its events
 //! unchanged.
 
-use crate::predict::{ENDS_DEPTH, FreedByClass, LiveBlocks, Owned, size_class};
+use crate::live_blocks::{LiveBlocks, Place};
+use crate::predict::{ENDS_DEPTH, FreedByClass, Owned, size_class};
 use crate::record::{AllocFn, Event, TimeNs};
 use crate::varint::{Cursor, put_i64, put_u64};
 
@@ -257,14 +258,21 @@ impl ColumnEncoder {
         }
     }
 
-    /// Encodes the address of a new block of size class `class`; returns its mode.
+    /// Encodes the address of a new block of size class `class`, whose place
+    /// in the table of the chunk's blocks is `place`; returns its mode. The
+    /// class's freed list is searched only when the table knows the address:
+    /// an address the chunk has not seen is in no freed list (nor is one whose
+    /// entry was forgotten, but for stale copies, which a delta encodes as
+    /// well).
     #[inline(always)]
-    fn new_addr(&mut self, addr: u64, class: u64) -> u8 {
-        let mut list = self.freed.get_mut(class);
-        if let Some(k) = list.find(addr) {
-            list.remove(k);
-            self.cols[col::PRED].push(k as u8);
-            return op::MODE_CLASS_OR_REF;
+    fn new_addr(&mut self, addr: u64, class: u64, place: Option<Place>) -> u8 {
+        if place.is_some_and(|p| self.live.known(p)) {
+            let mut list = self.freed.get_mut(class);
+            if let Some(k) = list.find(addr) {
+                list.remove(k);
+                self.cols[col::PRED].push(k as u8);
+                return op::MODE_CLASS_OR_REF;
+            }
         }
         if let Some(k) = self.ends.list().find(addr) {
             self.cols[col::PRED].push(k as u8);
@@ -276,12 +284,15 @@ impl ColumnEncoder {
     /// Encodes the address of a block being freed; returns its mode.
     #[inline(always)]
     fn old_addr(&mut self, addr: u64) -> u8 {
-        match self.live.remove(addr) {
+        match self.live.free(addr) {
             Some((ordinal, class)) => {
                 let distance = u64::from(self.allocs - ordinal);
                 self.cols[col::REF_LO].push(distance as u8);
                 put_u64(&mut self.cols[col::REF_HI], distance >> 8);
-                self.freed.get_mut(class).push(addr);
+                match self.freed.get_mut(class).push(addr) {
+                    Some(dropped) if dropped != addr => self.live.forget_freed(dropped, class),
+                    _ => {}
+                }
                 op::MODE_CLASS_OR_REF
             }
             None => self.delta(addr),
@@ -289,12 +300,14 @@ impl ColumnEncoder {
     }
 
     /// After an allocation's address was encoded: it becomes the previous
-    /// allocation, a live block and a block end.
+    /// allocation, a live block (at `place`) and a block end.
     #[inline(always)]
-    fn register(&mut self, addr: u64, class: u64) {
+    fn register(&mut self, addr: u64, class: u64, place: Option<Place>) {
         self.prev_alloc = addr;
         self.allocs += 1;
-        self.live.insert(addr, self.allocs, class);
+        if let Some(place) = place {
+            self.live.set_live(place, addr, self.allocs, class);
+        }
         self.ends.list().push(addr.wrapping_add(class));
     }
 
@@ -394,11 +407,12 @@ impl ColumnEncoder {
     fn alloc_fields(&mut self, t: TimeNs, addr: u64, size: u64, stack: u32, func: AllocFn) {
         self.dt(t, col::DT_ALLOC);
         let class = size_class(size);
-        let mode = self.new_addr(addr, class);
+        let place = self.live.place(addr);
+        let mode = self.new_addr(addr, class, place);
         self.cols[col::OPS].push(op::ALLOC | mode << 2 | (func as u8) << 4);
         self.size(size);
         put_u64(&mut self.cols[col::STACK], u64::from(stack));
-        self.register(addr, class);
+        self.register(addr, class, place);
         self.alloc_side += 1;
         self.events += 1;
     }
@@ -420,13 +434,16 @@ impl ColumnEncoder {
     #[inline(always)]
     fn realloc_fields(&mut self, t: TimeNs, old_addr: u64, new_addr: u64, size: u64, stack: u32) {
         self.dt(t, col::DT_ALLOC);
+        // The old block is freed first (its entry may move), then the new
+        // one's place is found.
         let old_mode = self.old_addr(old_addr);
         let class = size_class(size);
-        let new_mode = self.new_addr(new_addr, class);
+        let place = self.live.place(new_addr);
+        let new_mode = self.new_addr(new_addr, class, place);
         self.cols[col::OPS].push(op::REALLOC | old_mode << 2 | new_mode << 4);
         self.size(size);
         put_u64(&mut self.cols[col::STACK], u64::from(stack));
-        self.register(new_addr, class);
+        self.register(new_addr, class, place);
         self.alloc_side += 1;
         self.events += 1;
     }
@@ -645,6 +662,67 @@ impl Iterator for ColumnDecoder<'_> {
                 self.left = 0;
                 Some(Err(index))
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One chunk's events from a small pool of addresses and a few sizes, so
+    /// that addresses are freed and reused within and across size classes,
+    /// reallocated in place and elsewhere, and freed without having been
+    /// allocated in the chunk (or twice).
+    fn events(ops: &[(u8, u8, u8, u8)]) -> Vec<Event> {
+        let addr = |a: u8| u64::from(a % 48) * 48;
+        let size = |s: u8| [1u64, 24, 40, 100, 1000, 70_000, 1 << 40][usize::from(s % 7)];
+        let mut t = 1000;
+        ops.iter()
+            .map(|&(kind, a, b, s)| {
+                t += u64::from(s % 3);
+                match kind % 4 {
+                    0 | 1 => Event::Alloc {
+                        t,
+                        tid: 7,
+                        addr: addr(a),
+                        size: size(s),
+                        stack: u32::from(b),
+                        func: AllocFn::Malloc,
+                    },
+                    2 => Event::Free {
+                        t,
+                        tid: 7,
+                        addr: addr(a),
+                        stack: 0,
+                    },
+                    _ => Event::Realloc {
+                        t,
+                        tid: 7,
+                        old_addr: addr(a),
+                        new_addr: addr(b),
+                        size: size(s),
+                        stack: 3,
+                    },
+                }
+            })
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn reused_addresses_round_trip(ops in proptest::collection::vec(any::<(u8, u8, u8, u8)>(), 1..3000)) {
+            let events = events(&ops);
+            let mut enc = ColumnEncoder::default();
+            enc.reset(1000);
+            for e in &events {
+                enc.push(e);
+            }
+            let columns = enc.columns().iter().map(Vec::as_slice).collect();
+            let got: Result<Vec<Event>, usize> =
+                ColumnDecoder::new(columns, events.len() as u32, 7, 1000).collect();
+            prop_assert_eq!(got, Ok(events));
         }
     }
 }

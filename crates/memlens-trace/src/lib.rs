@@ -29,6 +29,7 @@ pub mod dump;
 pub mod encode;
 pub mod format;
 pub mod header;
+mod live_blocks;
 pub mod merge;
 pub mod metadata;
 mod predict;

@@ -9,11 +9,8 @@
 //! - [`FreedByClass`]: the freed list of every glibc size class, indexed
 //!   directly for the classes up to 64 KiB, its lists' positions apart from
 //!   their slots (a small table that stays in cache).
-//! - [`LiveBlocks`] (encoder only): the chunk's live allocations by address,
-//!   with their ordinal and size class: an open-addressing table with linear
-//!   probing and backward-shift deletion (no tombstones), whose 16-byte
-//!   entries hold everything a free needs, so encoding a free touches one
-//!   cache line of it and nothing else.
+//!
+//! The encoder also keeps the chunk's blocks by address (`live_blocks.rs`).
 //!
 //! The list semantics are the format's (`docs/trace-format.md`): the last
 //! [`CLASS_DEPTH`] addresses freed through a back-reference per size class,
@@ -60,19 +57,26 @@ impl<const N: usize> Recent<'_, N> {
         usize::from(self.pos.len)
     }
 
-    /// Adds `addr` as the most recent entry, dropping the oldest when full.
+    /// Adds `addr` as the most recent entry, dropping the oldest when full;
+    /// returns the entry dropped.
     #[inline]
-    pub fn push(&mut self, addr: u64) {
+    pub fn push(&mut self, addr: u64) -> Option<u64> {
         let head = (usize::from(self.pos.head) + Self::MASK) & Self::MASK;
+        let dropped = self.addrs[head];
         self.addrs[head] = addr;
         self.pos.head = head as u8;
         if usize::from(self.pos.len) < N {
             self.pos.len += 1;
+            None
+        } else {
+            Some(dropped)
         }
     }
 
     /// Position of `addr` counted from the most recent (0 = last pushed): the
     /// entries from `head` to the end of the slots, then those from the start.
+    /// (Comparing every slot without a branch is slower: most hits are among
+    /// the first entries, and a full scan reads all the list's cache lines.)
     #[inline]
     pub fn find(&self, addr: u64) -> Option<usize> {
         let (head, len) = (usize::from(self.pos.head), self.len());
@@ -207,168 +211,6 @@ impl FreedByClass {
     }
 }
 
-/// One live block of [`LiveBlocks`]: 16 bytes.
-#[derive(Debug, Clone, Copy, Default)]
-struct Entry {
-    /// The block's address; 0 marks an empty entry.
-    addr: u64,
-    /// Its allocation's ordinal in the chunk (1-based).
-    ordinal: u32,
-    /// Its size class / 16, or [`HUGE_CLASS`] when that does not fit (the
-    /// class is then in [`LiveBlocks::huge`]).
-    class: u32,
-}
-
-/// [`Entry::class`] of a block whose class / 16 does not fit 32 bits.
-const HUGE_CLASS: u32 = u32::MAX;
-
-/// The live blocks allocated in the current chunk, by address (encoder side).
-#[derive(Debug, Default)]
-pub struct LiveBlocks {
-    entries: Vec<Entry>,
-    len: usize,
-    /// 64 − log2 of the capacity: the hash's shift.
-    shift: u32,
-    /// Size classes of live blocks with [`HUGE_CLASS`], by ordinal.
-    huge: FxHashMap<u32, u64>,
-}
-
-impl LiveBlocks {
-    const MIN_CAPACITY: usize = 1024;
-    /// Entries (1 MiB) up to which the table stays at most a quarter full.
-    const SPARSE_UP_TO: usize = 1 << 16;
-
-    #[inline]
-    fn home(&self, addr: u64) -> usize {
-        // Fibonacci hashing of the 16-byte granule: consecutive blocks spread.
-        ((addr >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
-    }
-
-    /// Forgets every block, keeping the table's capacity.
-    pub fn clear(&mut self) {
-        if self.len > 0 {
-            self.entries.fill(Entry::default());
-            self.len = 0;
-        }
-        self.huge.clear();
-    }
-
-    /// Remembers that the block at `addr` of size class `class` was the
-    /// chunk's allocation number `ordinal`, replacing an earlier block at the
-    /// same address. Address 0 is never remembered (its free is a delta).
-    #[inline]
-    pub fn insert(&mut self, addr: u64, ordinal: u32, class: u64) {
-        if addr == 0 {
-            return;
-        }
-        // At most a quarter full while the table is small (short probes, and
-        // still a fraction of the cache), at most half beyond.
-        let load = if self.entries.len() < Self::SPARSE_UP_TO {
-            4
-        } else {
-            2
-        };
-        if (self.len + 1) * load > self.entries.len() {
-            self.grow();
-        }
-        let class16 = match u32::try_from(class / 16) {
-            Ok(c) if c != HUGE_CLASS => c,
-            _ => {
-                self.huge.insert(ordinal, class);
-                HUGE_CLASS
-            }
-        };
-        let mask = self.entries.len() - 1;
-        let mut i = self.home(addr);
-        loop {
-            let e = &mut self.entries[i];
-            if e.addr == 0 {
-                self.len += 1;
-                *e = Entry {
-                    addr,
-                    ordinal,
-                    class: class16,
-                };
-                return;
-            }
-            if e.addr == addr {
-                if e.class == HUGE_CLASS {
-                    self.huge.remove(&e.ordinal);
-                }
-                e.ordinal = ordinal;
-                e.class = class16;
-                return;
-            }
-            i = (i + 1) & mask;
-        }
-    }
-
-    /// Forgets the block at `addr`; returns its ordinal and size class when
-    /// it was live.
-    #[inline]
-    pub fn remove(&mut self, addr: u64) -> Option<(u32, u64)> {
-        if self.len == 0 || addr == 0 {
-            return None;
-        }
-        let mask = self.entries.len() - 1;
-        let mut i = self.home(addr);
-        loop {
-            let e = self.entries[i];
-            if e.addr == addr {
-                self.delete_at(i);
-                let class = if e.class == HUGE_CLASS {
-                    self.huge.remove(&e.ordinal).unwrap_or(u64::MAX)
-                } else {
-                    u64::from(e.class) * 16
-                };
-                return Some((e.ordinal, class));
-            }
-            if e.addr == 0 {
-                return None;
-            }
-            i = (i + 1) & mask;
-        }
-    }
-
-    /// Empties entry `i`, moving later entries of its probe run back so
-    /// every lookup still finds them (no tombstones).
-    #[inline]
-    fn delete_at(&mut self, mut i: usize) {
-        let mask = self.entries.len() - 1;
-        let mut j = i;
-        loop {
-            j = (j + 1) & mask;
-            let e = self.entries[j];
-            if e.addr == 0 {
-                break;
-            }
-            // `e` may fill the hole at `i` only if its home is not in (i, j].
-            let home = self.home(e.addr);
-            if (j.wrapping_sub(home) & mask) >= (j.wrapping_sub(i) & mask) {
-                self.entries[i] = e;
-                i = j;
-            }
-        }
-        self.entries[i] = Entry::default();
-        self.len -= 1;
-    }
-
-    #[cold]
-    fn grow(&mut self) {
-        let capacity = (self.entries.len() * 2).max(Self::MIN_CAPACITY);
-        let old = core::mem::replace(&mut self.entries, vec![Entry::default(); capacity]);
-        self.shift = 64 - capacity.trailing_zeros();
-        let mask = capacity - 1;
-        for e in old.into_iter().filter(|e| e.addr != 0) {
-            let mut i = self.home(e.addr);
-            while self.entries[i].addr != 0 {
-                i = (i + 1) & mask;
-            }
-            self.entries[i] = e;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -380,9 +222,9 @@ mod tests {
     struct Model(Vec<u64>, usize);
 
     impl Model {
-        fn push(&mut self, a: u64) {
+        fn push(&mut self, a: u64) -> Option<u64> {
             self.0.insert(0, a);
-            self.0.truncate(self.1);
+            (self.0.len() > self.1).then(|| self.0.pop()).flatten()
         }
     }
 
@@ -394,7 +236,7 @@ mod tests {
             let mut m = Model(Vec::new(), 8);
             for (op, v) in ops {
                 match op {
-                    0 | 1 => { r.push(v); m.push(v); }
+                    0 | 1 => prop_assert_eq!(r.push(v), m.push(v)),
                     2 => {
                         let k = v as usize;
                         let want = (k < m.0.len()).then(|| m.0.remove(k));
@@ -407,27 +249,6 @@ mod tests {
                     prop_assert_eq!(r.get(k), m.0.get(k).copied());
                 }
             }
-        }
-
-        #[test]
-        fn live_blocks_behave_as_a_map(ops in proptest::collection::vec((any::<bool>(), 0u64..3000), 0..3000)) {
-            let mut t = LiveBlocks::default();
-            let mut m = std::collections::HashMap::new();
-            for (n, (insert, a)) in ops.into_iter().enumerate() {
-                let addr = a * 16;
-                if insert {
-                    t.insert(addr, n as u32, size_class(a));
-                    if addr != 0 {
-                        m.insert(addr, (n as u32, size_class(a)));
-                    }
-                } else {
-                    prop_assert_eq!(t.remove(addr), m.remove(&addr));
-                }
-            }
-            for (addr, v) in m {
-                prop_assert_eq!(t.remove(addr), Some(v));
-            }
-            prop_assert_eq!(t.len, 0);
         }
     }
 
@@ -442,18 +263,5 @@ mod tests {
         assert_eq!(r.find(39 % 7), Some(0));
         assert_eq!(r.find(38 % 7), Some(1));
         assert_eq!(r.find(99), None);
-    }
-
-    #[test]
-    fn huge_classes_are_kept_exactly() {
-        let mut t = LiveBlocks::default();
-        let class = size_class(1 << 40);
-        t.insert(0x1000, 1, class);
-        t.insert(0x2000, 2, 48);
-        assert_eq!(t.remove(0x1000), Some((1, class)));
-        assert_eq!(t.remove(0x2000), Some((2, 48)));
-        assert_eq!(t.remove(0), None);
-        t.insert(0, 3, 48);
-        assert_eq!(t.remove(0), None);
     }
 }

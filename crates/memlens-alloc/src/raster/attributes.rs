@@ -5,13 +5,15 @@
 //!
 //! This is what the first picture or tile of a new colouring waits for, so it reads
 //! what it can from the index's own records (sizes and lifetimes are there, in the
-//! order it writes) instead of each block's record, and a big model's blocks are
-//! shared among the cores ([`map_in_parts`]).
+//! order it writes), takes the rest in the blocks' own order before putting it in
+//! the index's ([`AllocModel::per_record`]), and shares a big model's blocks among
+//! the cores ([`map_in_parts`]).
 
 use std::sync::OnceLock;
 
 use super::ColorBy;
 use super::parts::map_in_parts;
+use crate::block::Block;
 use crate::colormap::{Rgb, categorical_color};
 use crate::error::AllocError;
 use crate::index::IndexRec;
@@ -69,30 +71,42 @@ impl AllocModel {
     fn compute_attributes(&self, by: ColorBy) -> Attributes {
         let recs = self.index.records();
         let n = recs.len();
-        let block = |i: usize| &self.blocks[recs[i].id as usize];
         match by {
-            ColorBy::Thread => categorical(map_in_parts(n, |i| block(i).thread.0)),
-            ColorBy::Site => categorical(map_in_parts(n, |i| block(i).site.0)),
-            ColorBy::Process => {
-                categorical(map_in_parts(n, |i| self.process_of(block(i).thread).0))
-            }
+            ColorBy::Thread => categorical(self.per_record(|b| b.thread.0)),
+            ColorBy::Site => categorical(self.per_record(|b| b.site.0)),
+            ColorBy::Process => categorical(self.per_record(|b| self.process_of(b.thread).0)),
             ColorBy::Size => {
                 Attributes::Continuous(log_normalised(n, |i| requested(self, &recs[i])))
             }
-            ColorBy::Waste => Attributes::Continuous(log_normalised(n, |i| block(i).waste())),
+            ColorBy::Waste => {
+                let waste = self.per_record(Block::waste);
+                Attributes::Continuous(log_normalised(n, |i| waste[i]))
+            }
             // The index's times are the block's: `t1 − t0` is its lifetime.
             ColorBy::Age => {
                 Attributes::Continuous(log_normalised(n, |i| recs[i].t1.saturating_sub(recs[i].t0)))
             }
             ColorBy::Latency => {
                 let lat = self.latency.as_deref().unwrap_or(&[]);
-                Attributes::Continuous(log_normalised(n, |i| {
-                    lat.get(recs[i].id as usize)
-                        .and_then(|l| l.alloc_ns)
-                        .map_or(0, u64::from)
-                }))
+                let by_block: Vec<u64> = map_in_parts(self.blocks.len(), |j| {
+                    lat.get(j).and_then(|l| l.alloc_ns).map_or(0, u64::from)
+                });
+                Attributes::Continuous(log_normalised(n, |i| by_block[recs[i].id as usize]))
             }
         }
+    }
+
+    /// `value` of every block, in index order. The index orders blocks by time cell
+    /// then address, not by id, so reading each record's block would miss the cache
+    /// once a block on a big model: the values are taken in the blocks' own order
+    /// first, into a compact array that the index's order then reads.
+    fn per_record<T: Send + Sync + Copy + Default>(
+        &self,
+        value: impl Fn(&Block) -> T + Sync,
+    ) -> Vec<T> {
+        let by_block = map_in_parts(self.blocks.len(), |j| value(&self.blocks[j]));
+        let recs = self.index.records();
+        map_in_parts(recs.len(), |i| by_block[recs[i].id as usize])
     }
 
     /// The colour of the category id `id` under `by` (for legends).
@@ -109,5 +123,106 @@ fn requested(model: &AllocModel, rec: &IndexRec) -> u64 {
         model.blocks[rec.id as usize].requested
     } else {
         u64::from(rec.requested)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::{AllocEvent, AllocModelBuilder, FreeEvent};
+    use crate::ids::SiteId;
+    use crate::process::ProcessInfo;
+
+    /// Blocks of two processes, five threads and seven sites, sizes over five orders
+    /// of magnitude (one beyond `u32`), with latencies, every third never freed:
+    /// enough of them that the attributes are computed on several threads.
+    fn model(n: u64) -> AllocModel {
+        let mut b = AllocModelBuilder::new();
+        let procs: Vec<_> = (0..2)
+            .map(|i| {
+                b.add_process(ProcessInfo {
+                    pid: 10 + i,
+                    ppid: 1,
+                    name: format!("p{i}"),
+                })
+            })
+            .collect();
+        let threads: Vec<_> = (0..5)
+            .map(|i| b.thread(procs[i % 2], 100 + i as u32, ""))
+            .collect();
+        let sites: Vec<_> = (0..7)
+            .map(|i| b.site(&memlens_vocab::Site::at(&format!("f{i}"), "t.c", i)))
+            .collect();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for i in 0..n {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let size = if i == 5 { 1 << 33 } else { 1 + x % 100_000 };
+            // Addresses far apart so no block replaces another.
+            let addr = 0x1000_0000 + i * (1 << 20);
+            b.alloc(AllocEvent {
+                t: i * 10,
+                thread: threads[(x >> 20) as usize % 5],
+                addr,
+                size,
+                site: sites[(x >> 30) as usize % 7],
+                latency_ns: Some((x >> 40) as u32 % 5000),
+            });
+            if i % 3 != 0 {
+                b.free(FreeEvent {
+                    t: i * 10 + 1 + (x >> 50) % 50_000,
+                    thread: threads[0],
+                    addr,
+                    site: SiteId::UNKNOWN,
+                    latency_ns: None,
+                });
+            }
+        }
+        b.finish(n * 10 + 100_000)
+    }
+
+    /// Every colouring equals the attribute read block by block in the index's
+    /// order, with `ln_1p` (within one `f32` step).
+    #[test]
+    fn attributes_equal_the_blocks_read_in_index_order() {
+        let m = model(250_000);
+        let recs = m.index.records();
+        assert!(recs.len() >= 250_000);
+        let block = |i: usize| &m.blocks[recs[i].id as usize];
+        let lat = m.latency.as_deref().unwrap_or(&[]);
+        for by in ColorBy::ALL {
+            match (by, m.attributes(by).unwrap()) {
+                (_, Attributes::Categorical { ids, palette }) => {
+                    let want: Vec<u32> = (0..recs.len())
+                        .map(|i| match by {
+                            ColorBy::Thread => block(i).thread.0,
+                            ColorBy::Site => block(i).site.0,
+                            _ => m.process_of(block(i).thread).0,
+                        })
+                        .collect();
+                    assert_eq!(ids, &want, "{by:?}");
+                    assert!(palette.len() > *want.iter().max().unwrap() as usize);
+                }
+                (_, Attributes::Continuous(values)) => {
+                    let raw: Vec<u64> = (0..recs.len())
+                        .map(|i| match by {
+                            ColorBy::Size => block(i).requested,
+                            ColorBy::Waste => block(i).waste(),
+                            ColorBy::Age => block(i).lifetime(),
+                            _ => lat[recs[i].id as usize].alloc_ns.map_or(0, u64::from),
+                        })
+                        .collect();
+                    let max = (*raw.iter().max().unwrap() as f64).ln_1p();
+                    for (i, &v) in raw.iter().enumerate() {
+                        let want = ((v as f64).ln_1p() / max) as f32;
+                        assert!(
+                            (values[i] - want).abs() <= 2.0 * f32::EPSILON,
+                            "{by:?} at {i}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -11,8 +11,8 @@
 //!
 //! Printed: how long the overview (the cell sums behind coarse tiles) takes to prepare,
 //! for the first option set (geometry and sums) and for another one (sums only); the
-//! first coarse tile of a new option set (drawn the plain way while the overview is
-//! prepared in the background); the first tile after switching to each of three new
+//! first coarse tile of a new option set (its sums prepared by the request, the
+//! geometry being built); the first tile after switching to each of three new
 //! colourings (size, age, thread: every block's colour is computed first) and the next
 //! one; then, per zoom level pair zx/zy (tiles 2^-zx of the run,
 //! 2^-zy of the axis), the median and worst wall time of 9 tiles with the prepared option
@@ -184,11 +184,11 @@ fn main() {
         "overview: another option set (α 0.45) ready after {:.2?} (sums only)",
         started.elapsed()
     );
-    // A coarse tile with an option set never asked for: plain path, overview warming up.
+    // A coarse tile with an option set never asked for: the request prepares its sums.
     let started = Instant::now();
     lens.answer("tile", &query((0, 0), 0, 0, "0.55")).unwrap();
     println!(
-        "first coarse tile of a new option set (plain path): {:.2?}",
+        "first coarse tile of a new option set (its sums prepared first): {:.2?}",
         started.elapsed()
     );
     while !lens.model().overview_ready(&options("0.55")) {

@@ -3,10 +3,12 @@
 //! at any zoom, answers brushing questions and serves the occupancy bars and metric
 //! series. Every number and pixel comes from `memlens-alloc`; this module parses
 //! queries, picks the model, encodes PNG and JSON, and keeps recent answers. Coarse
-//! grid tiles (the whole model down to 4 × 4 tiles) come from the engine's overview,
-//! which one background thread prepares per option set: for the default options as
-//! soon as the lens exists, for others at their first coarse tile (drawn the plain
-//! way meanwhile).
+//! grid tiles (the whole model down to 4 × 4 tiles) come from the engine's overview.
+//! One background thread prepares it for the default options as soon as the lens
+//! exists (its geometry, once per model, then that option set's sums); until then
+//! coarse tiles are drawn the plain way. Once the geometry is built, another option
+//! set's sums are prepared by its first coarse tile's request: a pass over the blocks
+//! on two threads costs less than drawing that tile the plain way.
 //!
 //! Routes (all take the model parameters of [`query`]: `pool=…` selects a pool replay):
 //!
@@ -619,10 +621,17 @@ impl LensApi for AllocLens {
                 let model = &drawn.model;
                 let view = query::view(q, model)?;
                 let options = query::render_options(q, model)?;
-                // Coarse grid tiles come from the overview once it is prepared for
-                // these options; until then they are drawn the plain way.
+                // Coarse grid tiles come from the overview. Once its geometry is
+                // built, another option set (a new colouring, α or filter) is
+                // prepared here, its sums costing less than drawing the tile the
+                // plain way; before that, the overview is prepared in the background
+                // and tiles are drawn the plain way meanwhile.
                 if overview_serves(model, &view) {
-                    self.warm(&drawn, &options);
+                    if model.overview_geometry_ready() {
+                        model.prepare_overview(&options).map_err(engine_error)?;
+                    } else {
+                        self.warm(&drawn, &options);
+                    }
                 }
                 self.cached_png(route, &drawn, q, || {
                     render_tile(model, &view, &options).map_err(engine_error)

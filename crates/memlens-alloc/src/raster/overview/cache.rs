@@ -36,6 +36,11 @@ impl OverviewCache {
             .as_ref()
     }
 
+    /// True once the geometry is built and `model` gets an overview.
+    pub(super) fn has_geometry(&self) -> bool {
+        self.geometry.get().is_some_and(Option::is_some)
+    }
+
     /// The slot of the sums for `key`, made the most recently prepared.
     pub(super) fn slot(&self, key: SumsKey) -> SumsSlot {
         let mut list = self.sums.lock().unwrap_or_else(PoisonError::into_inner);

@@ -103,6 +103,14 @@ impl AllocModel {
     pub fn overview_ready(&self, options: &RenderOptions) -> bool {
         OverviewCache::of(self).ready(options).is_some()
     }
+
+    /// True when the overview's geometry is built (by a first
+    /// [`AllocModel::prepare_overview`]): preparing another option set is then only
+    /// its sums, a pass over the blocks on two threads, cheaper than drawing a coarse
+    /// tile of a big model the plain way.
+    pub fn overview_geometry_ready(&self) -> bool {
+        OverviewCache::of(self).has_geometry()
+    }
 }
 
 /// True when `view` is a grid tile of a time level the overview serves

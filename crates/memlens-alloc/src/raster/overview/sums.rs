@@ -76,32 +76,59 @@ impl Sums {
     }
 }
 
-/// One pass over the blocks in stacks that `keep` accepts (all when not `filtered`).
+/// Blocks from which the pass runs in two halves on two threads.
+const HALVES_FROM: usize = 200_000;
+
+/// One pass over the blocks in stacks that `keep` accepts (all when not `filtered`):
+/// from [`HALVES_FROM`] blocks, each half of the index on its own thread into sums of
+/// its own, then added (always two halves, whatever the cores: the sums do not
+/// depend on the machine).
 fn accumulate<'a, const NC: usize>(
     model: &AllocModel,
     geo: &Geometry,
     lut: &PowLut,
-    keep: impl Fn(&IndexRec) -> bool,
+    keep: impl Fn(&IndexRec) -> bool + Sync,
     filtered: bool,
-    color: impl Fn(usize) -> &'a [f32; NC],
+    color: impl Fn(usize) -> &'a [f32; NC] + Sync,
 ) -> Vec<f32> {
     let nch = 2 + NC;
-    let mut out = vec![0.0f32; geo.stacks.y0.len() * nch];
-    let recs = model.index.records();
-    for (pos, (&s, &f)) in geo.stack.iter().zip(&geo.share).enumerate() {
-        if s >= LOOSE || (filtered && !keep(&recs[pos])) {
-            continue;
+    let n = geo.stack.len();
+    let pass = |positions: std::ops::Range<usize>| {
+        let mut out = vec![0.0f32; geo.stacks.y0.len() * nch];
+        let recs = model.index.records();
+        for pos in positions {
+            let (s, f) = (geo.stack[pos], geo.share[pos]);
+            if s >= LOOSE || (filtered && !keep(&recs[pos])) {
+                continue;
+            }
+            let fa = lut.pow(f64::from(f));
+            let col = color(pos);
+            let px = &mut out[s as usize * nch..s as usize * nch + nch];
+            px[0] += f;
+            px[1] += fa;
+            for k in 0..NC {
+                px[2 + k] += fa * col[k];
+            }
         }
-        let fa = lut.pow(f64::from(f));
-        let col = color(pos);
-        let px = &mut out[s as usize * nch..s as usize * nch + nch];
-        px[0] += f;
-        px[1] += fa;
-        for k in 0..NC {
-            px[2 + k] += fa * col[k];
-        }
+        out
+    };
+    if n < HALVES_FROM {
+        return pass(0..n);
     }
-    out
+    let (mut first, second) = std::thread::scope(|scope| {
+        let second = scope.spawn(|| pass(n / 2..n));
+        let first = pass(0..n / 2);
+        (
+            first,
+            second
+                .join()
+                .unwrap_or_else(|e| std::panic::resume_unwind(e)),
+        )
+    });
+    for (a, b) in first.iter_mut().zip(&second) {
+        *a += b;
+    }
+    first
 }
 
 /// What identifies an option set's sums.

@@ -380,6 +380,7 @@ impl ColumnEncoder {
     /// Appends an allocation at time `t` (see [`ColumnEncoder::push_at`]) that
     /// has no latency: the kind of event is known, so nothing dispatches on it
     /// again (a recorder's writer decodes each kind on its own path).
+    #[inline]
     pub fn alloc(&mut self, t: TimeNs, addr: u64, size: u64, stack: u32, func: AllocFn) {
         self.alloc_fields(t, addr, size, stack, func);
         if self.latency {
@@ -388,6 +389,7 @@ impl ColumnEncoder {
     }
 
     /// [`ColumnEncoder::alloc`] for a free.
+    #[inline]
     pub fn free(&mut self, t: TimeNs, addr: u64, stack: u32) {
         self.free_fields(t, addr, stack);
         if self.latency {
@@ -396,6 +398,7 @@ impl ColumnEncoder {
     }
 
     /// [`ColumnEncoder::alloc`] for a reallocation.
+    #[inline]
     pub fn realloc(&mut self, t: TimeNs, old_addr: u64, new_addr: u64, size: u64, stack: u32) {
         self.realloc_fields(t, old_addr, new_addr, size, stack);
         if self.latency {

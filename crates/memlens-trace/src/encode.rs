@@ -77,18 +77,21 @@ impl ChunkBuilder {
     /// thread, no latency): what [`ChunkBuilder::event`] does, for a caller
     /// that has the fields at hand and does not want to dispatch on the kind
     /// of event twice.
+    #[inline]
     pub fn alloc(&mut self, t: TimeNs, addr: u64, size: u64, stack: u32, func: AllocFn) {
         let t = self.event_time(t);
         self.columns.alloc(t, addr, size, stack, func);
     }
 
     /// [`ChunkBuilder::alloc`] for a free.
+    #[inline]
     pub fn free(&mut self, t: TimeNs, addr: u64, stack: u32) {
         let t = self.event_time(t);
         self.columns.free(t, addr, stack);
     }
 
     /// [`ChunkBuilder::alloc`] for a reallocation.
+    #[inline]
     pub fn realloc(&mut self, t: TimeNs, old_addr: u64, new_addr: u64, size: u64, stack: u32) {
         let t = self.event_time(t);
         self.columns.realloc(t, old_addr, new_addr, size, stack);

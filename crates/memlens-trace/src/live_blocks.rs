@@ -85,7 +85,7 @@ impl LiveBlocks {
     }
 
     /// The index of `addr`'s entry, or of the empty one where it would go.
-    #[inline]
+    #[inline(always)]
     fn probe(&self, addr: u64) -> usize {
         let mask = self.entries.len() - 1;
         let mut i = self.home(addr);
@@ -101,7 +101,7 @@ impl LiveBlocks {
     /// Where the block at `addr`, about to be allocated, goes (making room
     /// for it first); `None` for address 0, which is never remembered (its
     /// free is a delta).
-    #[inline]
+    #[inline(always)]
     pub fn place(&mut self, addr: u64) -> Option<Place> {
         if addr == 0 {
             return None;
@@ -122,14 +122,14 @@ impl LiveBlocks {
     /// True when the table knows the address at `place` (a block of this
     /// chunk, live or freed): only such an address can be in a freed list,
     /// unless its entry was forgotten.
-    #[inline]
+    #[inline(always)]
     pub fn known(&self, place: Place) -> bool {
         self.entries[place.0].addr != 0
     }
 
     /// Makes the entry at `place` (from [`LiveBlocks::place`] for `addr`) the
     /// live block allocated as the chunk's allocation number `ordinal`.
-    #[inline]
+    #[inline(always)]
     pub fn set_live(&mut self, place: Place, addr: u64, ordinal: u32, class: u64) {
         let e = &mut self.entries[place.0];
         if e.addr == 0 {
@@ -160,7 +160,7 @@ impl LiveBlocks {
 
     /// Marks the block at `addr` freed; returns its ordinal and size class
     /// when it was live.
-    #[inline]
+    #[inline(always)]
     pub fn free(&mut self, addr: u64) -> Option<(u32, u64)> {
         if self.len == 0 || addr == 0 {
             return None;

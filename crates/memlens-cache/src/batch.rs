@@ -203,7 +203,9 @@ impl Hierarchy {
 
     /// [`Hierarchy::first_level_pass`] for a first level with a power-of-two number
     /// of sets when `POW2`, with `WAYS` ways (0: any number) and lines of `1 <<
-    /// SHIFT` bytes (`SHIFT` 0: any size).
+    /// SHIFT` bytes (`SHIFT` 0: any size). Not inlined: in a function of its own the
+    /// loop's registers are allocated for it alone (inlined, it spilled more).
+    #[inline(never)]
     fn first_level_pass_of<
         const POW2: bool,
         const WAYS: usize,

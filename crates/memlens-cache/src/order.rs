@@ -158,11 +158,12 @@ pub(crate) fn packed_to_front(queue: u64, way: usize) -> u64 {
 #[inline(always)]
 pub(crate) fn packed_back_to_front(queue: u64, ways: usize) -> u64 {
     // The used nibbles rotate by one; the unused ones (all 0xF) stay. Queues of 16,
-    // 8 and 4 ways are plain rotations of 64, 32 and 16 bits.
+    // 8 and 4 ways are plain rotations of 64, 32 and 16 bits (the nibbles above,
+    // unused, are all ones).
     match ways {
         16 => queue.rotate_left(4),
-        8 => u64::from((queue as u32).rotate_left(4)) | (queue & !0xFFFF_FFFF),
-        4 => u64::from((queue as u16).rotate_left(4)) | (queue & !0xFFFF),
+        8 => u64::from((queue as u32).rotate_left(4)) | !0xFFFF_FFFF,
+        4 => u64::from((queue as u16).rotate_left(4)) | !0xFFFF,
         _ => {
             let used = low_nibbles(ways);
             let back = (queue >> (4 * (ways - 1))) & 0xF;

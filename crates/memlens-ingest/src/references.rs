@@ -11,7 +11,7 @@ use memlens_cache::{
 };
 use memlens_trace::{
     Damage, RefBatch, RefItem, RefKind, RefRecord, ReferenceWriter, TraceFile, TraceWriter,
-    read_reference_batches_ahead, read_references,
+    read_reference_batches_ahead, read_reference_batches_as, read_references,
 };
 
 /// The simulator's access kind of a trace reference kind.
@@ -101,11 +101,17 @@ pub fn read_all(trace: &TraceFile, limit: usize) -> TraceReferences {
 
 /// Runs every reference of `trace` through `simulation` (regions named, labels
 /// counted), several decoded blocks at a time, which the simulation takes in one
-/// tight loop while the next ones are decoded on another thread; returns the damaged
-/// chunks, which are skipped.
+/// tight loop while the next ones are decoded on another thread (when the process
+/// may run on more than one CPU: on one, the thread would only take turns with the
+/// simulation, so the blocks are decoded in place); returns the damaged chunks,
+/// which are skipped.
 pub fn simulate(trace: &TraceFile, simulation: &mut Simulation) -> Vec<Damage> {
     let convert = |r: RefRecord| reference(&r);
-    read_reference_batches_ahead(trace, convert, &mut |item| match item {
+    let read = match std::thread::available_parallelism().map_or(1, |n| n.get()) {
+        1 => read_reference_batches_as,
+        _ => read_reference_batches_ahead,
+    };
+    read(trace, convert, &mut |item| match item {
         RefBatch::Item(RefItem::Region { id, name, .. }) => {
             simulation.name_region(RegionId(id), name)
         }

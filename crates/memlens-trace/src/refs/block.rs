@@ -198,8 +198,9 @@ impl<'a> Columns<'a> {
     /// [`Columns::decode`] into `out` (whose spare capacity is at least the count)
     /// for a block that [`Columns::clean`] accepted (`SMALL`: as it returned): the
     /// loop reads the ops, labels and deltas without a check. Returns how many
-    /// references it wrote, and the reason it stopped early.
-    #[inline]
+    /// references it wrote, and the reason it stopped early. Not inlined: in a
+    /// function of its own the loop's registers are allocated for it alone.
+    #[inline(never)]
     fn decode_clean<T, const SMALL: bool>(
         &self,
         out: &mut [std::mem::MaybeUninit<T>],

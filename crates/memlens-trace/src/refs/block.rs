@@ -248,17 +248,18 @@ impl<'a> Columns<'a> {
                     return (written, Err(reason));
                 }
             }
-            // SAFETY: as above, one delta per op.
-            let delta = unsafe { deltas.next() };
-            let Some(delta) = delta else {
-                return (written, Err("the deltas column is short"));
-            };
-            let addr = if delta == 0 {
-                // As predicted (the stride stays).
+            // SAFETY: as above, one delta per op: a byte is left.
+            let addr = if unsafe { deltas.zero() } {
+                // As predicted (the stride stays): one test for the usual delta.
                 let addr = p.next_addr();
                 p.addr = addr;
                 addr
             } else {
+                // SAFETY: as above.
+                let delta = unsafe { deltas.next() };
+                let Some(delta) = delta else {
+                    return (written, Err("the deltas column is short"));
+                };
                 let addr = p.next_addr().wrapping_add(unzigzag(delta) as u64);
                 p.advance(addr);
                 addr
@@ -308,6 +309,23 @@ impl Unchecked {
             self.at = self.at.add(1);
             byte
         }
+    }
+
+    /// Reads the next byte if it is 0 (a one-byte varint of 0), and says whether it
+    /// was.
+    ///
+    /// # Safety
+    ///
+    /// A byte is left in the column.
+    #[inline(always)]
+    unsafe fn zero(&mut self) -> bool {
+        // SAFETY: the caller's guarantee.
+        if unsafe { *self.at } != 0 {
+            return false;
+        }
+        // SAFETY: the byte just read is in the column.
+        self.at = unsafe { self.at.add(1) };
+        true
     }
 
     /// Reads the next varint as [`varint`] does.

@@ -12,7 +12,7 @@
 use std::sync::OnceLock;
 
 use super::ColorBy;
-use super::parts::map_in_parts;
+use super::parts::{map_in_parts, max_in_parts};
 use crate::block::Block;
 use crate::colormap::{Rgb, categorical_color};
 use crate::error::AllocError;
@@ -46,7 +46,7 @@ pub const NO_LATENCY: &str = "this trace has no latency: record with `memlens re
 /// `ln_1p` near zero).
 fn log_normalised(n: usize, value: impl Fn(usize) -> u64 + Sync) -> Vec<f32> {
     let ln_1p = |v: u64| (v as f64 + 1.0).ln();
-    let max = (0..n).map(&value).max().unwrap_or(0);
+    let max = max_in_parts(n, &value);
     let scale = if max == 0 { 0.0 } else { 1.0 / ln_1p(max) };
     map_in_parts(n, |i| (ln_1p(value(i)) * scale) as f32)
 }

@@ -74,6 +74,36 @@ pub(super) fn draw_in_parts<T: Send>(
     })
 }
 
+/// How many shares a pass over `n` blocks is split into: one per core, up to
+/// [`MAX_PARTS`], from [`PARALLEL_BLOCKS`] blocks.
+fn shares_for(n: usize) -> usize {
+    if n < PARALLEL_BLOCKS {
+        1
+    } else {
+        std::thread::available_parallelism().map_or(1, |c| c.get().min(MAX_PARTS))
+    }
+}
+
+/// The largest of `f(0..n)` (0 when `n` is 0), each core taking a contiguous share
+/// of a big model's blocks.
+pub(super) fn max_in_parts(n: usize, f: impl Fn(usize) -> u64 + Sync) -> u64 {
+    let share = n.div_ceil(shares_for(n)).max(1);
+    let max_of = |p: usize| {
+        (p * share..((p + 1) * share).min(n))
+            .map(&f)
+            .max()
+            .unwrap_or(0)
+    };
+    std::thread::scope(|scope| {
+        let others: Vec<_> = (1..n.div_ceil(share))
+            .map(|p| scope.spawn(move || max_of(p)))
+            .collect();
+        others.into_iter().fold(max_of(0), |m, t| {
+            m.max(t.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+        })
+    })
+}
+
 /// `(0..n).map(f)` collected, computed in one contiguous share per core (this
 /// thread's among them) when `n` is at least [`PARALLEL_BLOCKS`]: the per-block
 /// attributes of a big model.
@@ -81,11 +111,7 @@ pub(super) fn map_in_parts<T: Send + Copy + Default>(
     n: usize,
     f: impl Fn(usize) -> T + Sync,
 ) -> Vec<T> {
-    let parts = if n < PARALLEL_BLOCKS {
-        1
-    } else {
-        std::thread::available_parallelism().map_or(1, |c| c.get().min(MAX_PARTS))
-    };
+    let parts = shares_for(n);
     if parts == 1 {
         return (0..n).map(f).collect();
     }

@@ -11,7 +11,7 @@
 
 use std::sync::OnceLock;
 
-use super::ColorBy;
+use super::color_by::ColorBy;
 use super::parts::{map_in_parts, max_in_parts};
 use crate::block::Block;
 use crate::colormap::{Rgb, categorical_color};

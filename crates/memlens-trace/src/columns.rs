@@ -131,12 +131,14 @@ struct Model {
 }
 
 impl Model {
+    #[inline(always)]
     fn after_alloc(&mut self, addr: u64, size: u64) {
         self.prev_alloc = addr;
         self.allocs.push((addr, size));
         self.ends.list().push(addr.wrapping_add(size_class(size)));
     }
 
+    #[inline(always)]
     fn after_free(&mut self, addr: u64, size: u64) {
         self.freed.get_mut(size_class(size)).push(addr);
     }
@@ -555,6 +557,7 @@ impl<'a> ColumnDecoder<'a> {
         })
     }
 
+    #[inline(always)]
     fn new_addr(&mut self, mode: u8, size: u64) -> Option<u64> {
         match mode {
             op::MODE_CLASS_OR_REF => {
@@ -569,6 +572,7 @@ impl<'a> ColumnDecoder<'a> {
         }
     }
 
+    #[inline(always)]
     fn old_addr(&mut self, mode: u8) -> Option<u64> {
         match mode {
             op::MODE_CLASS_OR_REF => {

@@ -399,7 +399,27 @@ impl<'a> EventStream<'a> {
 impl Iterator for EventStream<'_> {
     type Item = Event;
 
+    /// The next event. A trace of one thread (or the last thread left) is walked
+    /// alone, and that path inlines into the reader's loop: the events' consumer
+    /// is the one thread that sees every event, so what it spends per event bounds
+    /// a whole read.
+    #[inline]
     fn next(&mut self) -> Option<Event> {
+        if let Some(stream) = &mut self.solo
+            && let Some((e, l)) = stream.take()
+        {
+            self.last_latency = l;
+            return Some(e);
+        }
+        self.next_merged()
+    }
+}
+
+impl EventStream<'_> {
+    /// [`EventStream::next`] past the end of the solo stream's chunk, or while
+    /// several threads are merged by time.
+    #[inline(never)]
+    fn next_merged(&mut self) -> Option<Event> {
         loop {
             if let Some(stream) = &mut self.solo {
                 if let Some((e, l)) = stream.take() {

@@ -184,36 +184,36 @@ mod tests {
         out
     }
 
-    #[test]
-    fn every_length_is_written_as_leb128() {
-        for bits in 0..=64u32 {
-            for v in [
+    /// `2^k − 1` and `2^k` for every `k`: each varint length, at its edges.
+    fn edge_values() -> impl Iterator<Item = u64> {
+        (0..=64u32).flat_map(|bits| {
+            [
                 1u64.checked_shl(bits).unwrap_or(0).wrapping_sub(1),
                 1u64 << bits.min(63),
-            ] {
-                let mut buf = vec![0xaa];
-                put_u64(&mut buf, v);
-                assert_eq!(buf[1..], byte_at_a_time(v)[..], "{v:#x}");
-            }
+            ]
+        })
+    }
+
+    #[test]
+    fn every_length_is_written_as_leb128() {
+        for v in edge_values() {
+            let mut buf = vec![0xaa];
+            put_u64(&mut buf, v);
+            assert_eq!(buf[1..], byte_at_a_time(v)[..], "{v:#x}");
         }
     }
 
     #[test]
     fn every_length_reads_back_with_bytes_after_it_or_none() {
-        for bits in 0..=64u32 {
-            for v in [
-                1u64.checked_shl(bits).unwrap_or(0).wrapping_sub(1),
-                1u64 << bits.min(63),
-            ] {
-                for after in [0usize, 3, 8, 12] {
-                    let mut buf = Vec::new();
-                    put_u64(&mut buf, v);
-                    let n = buf.len();
-                    buf.extend(std::iter::repeat_n(0xff, after));
-                    let mut c = Cursor::new(&buf);
-                    assert_eq!(c.u64(), Some(v), "{v:#x} with {after} bytes after");
-                    assert_eq!(c.position(), n);
-                }
+        for v in edge_values() {
+            for after in [0usize, 3, 8, 12] {
+                let mut buf = Vec::new();
+                put_u64(&mut buf, v);
+                let n = buf.len();
+                buf.extend(std::iter::repeat_n(0xff, after));
+                let mut c = Cursor::new(&buf);
+                assert_eq!(c.u64(), Some(v), "{v:#x} with {after} bytes after");
+                assert_eq!(c.position(), n);
             }
         }
         // Damaged: continuation bits to the end, or an 11th byte.

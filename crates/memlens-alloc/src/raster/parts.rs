@@ -14,7 +14,7 @@ use crate::error::AllocError;
 
 /// The blocks a picture must show before it is drawn on several cores: below it a
 /// picture takes a few milliseconds, less than starting a thread is worth.
-const PARALLEL_BLOCKS: usize = 200_000;
+pub(super) const PARALLEL_BLOCKS: usize = 200_000;
 
 /// The most rasterizers one picture is split into.
 const MAX_PARTS: usize = 8;

@@ -626,14 +626,15 @@ impl LensApi for AllocLens {
                 // prepared here, its sums costing less than drawing the tile the
                 // plain way; before that, the overview is prepared in the background
                 // and tiles are drawn the plain way meanwhile.
-                if overview_serves(model, &view) {
-                    if model.overview_geometry_ready() {
-                        model.prepare_overview(&options).map_err(engine_error)?;
-                    } else {
-                        self.warm(&drawn, &options);
-                    }
+                let serves = overview_serves(model, &view);
+                let prepare_here = serves && model.overview_geometry_ready();
+                if serves && !prepare_here {
+                    self.warm(&drawn, &options);
                 }
                 self.cached_png(route, &drawn, q, || {
+                    if prepare_here {
+                        model.prepare_overview(&options).map_err(engine_error)?;
+                    }
                     render_tile(model, &view, &options).map_err(engine_error)
                 })
             }

@@ -6,6 +6,7 @@ use super::geometry::{Geometry, LOOSE};
 use crate::ids::BinId;
 use crate::index::IndexRec;
 use crate::model::AllocModel;
+use crate::raster::parts::PARALLEL_BLOCKS;
 use crate::raster::{Attributes, ColorBy, Filter, PowLut, RenderOptions};
 use crate::size_class::SizeFilter;
 
@@ -76,11 +77,8 @@ impl Sums {
     }
 }
 
-/// Blocks from which the pass runs in two halves on two threads.
-const HALVES_FROM: usize = 200_000;
-
 /// One pass over the blocks in stacks that `keep` accepts (all when not `filtered`):
-/// from [`HALVES_FROM`] blocks, each half of the index on its own thread into sums of
+/// from [`PARALLEL_BLOCKS`] blocks, each half of the index on its own thread into sums of
 /// its own, then added (always two halves, whatever the cores: the sums do not
 /// depend on the machine).
 fn accumulate<'a, const NC: usize>(
@@ -112,7 +110,7 @@ fn accumulate<'a, const NC: usize>(
         }
         out
     };
-    if n < HALVES_FROM {
+    if n < PARALLEL_BLOCKS {
         return pass(0..n);
     }
     let (mut first, second) = std::thread::scope(|scope| {

@@ -127,6 +127,11 @@ pub struct AllocModelBuilder {
     before: Option<BeforeWindow>,
     /// When the window starts, if the model is of a window.
     window_start: Option<u64>,
+    /// The latest allocation or free time of the blocks, and whether they were pushed
+    /// in (allocation time, address) order: kept as they come, so that `finish` need
+    /// not walk every block to learn them.
+    latest: u64,
+    out_of_order: bool,
 }
 
 impl AllocModelBuilder {
@@ -163,8 +168,7 @@ impl AllocModelBuilder {
             return;
         };
         for (process, block, latency) in before.into_live() {
-            let index = self.blocks.len() as u32;
-            self.blocks.push(block);
+            let index = self.push_block(block);
             if latency != Latency::default() || !self.latency.is_empty() {
                 self.latencies()[index as usize] = latency;
             }
@@ -270,11 +274,24 @@ impl AllocModelBuilder {
     fn end_block(&mut self, index: u32, t: u64, site: SiteId, latency_ns: Option<u32>) {
         let b = &mut self.blocks[index as usize];
         b.t_free = t.max(b.t_alloc);
+        self.latest = self.latest.max(b.t_free);
         b.freed = true;
         b.free_site = site;
         if let Some(l) = latency_ns {
             self.latencies()[index as usize].free_ns = Some(l);
         }
+    }
+
+    /// Appends a block, keeping [`AllocModelBuilder::latest`] and the order flag;
+    /// returns its index.
+    fn push_block(&mut self, block: Block) -> u32 {
+        let index = self.blocks.len() as u32;
+        if let Some(last) = self.blocks.last() {
+            self.out_of_order |= (block.t_alloc, block.addr) < (last.t_alloc, last.addr);
+        }
+        self.latest = self.latest.max(block.t_alloc);
+        self.blocks.push(block);
+        index
     }
 
     /// The latency column, made as long as the blocks on first use.
@@ -294,16 +311,16 @@ impl AllocModelBuilder {
             }
             return;
         }
-        if let Some(old) = self.live.remove(&(process, block.addr)) {
-            self.diagnostics.reused_live_addresses += 1;
-            self.end_block(old, block.t_alloc, SiteId::UNKNOWN, None);
-        }
-        let index = self.blocks.len() as u32;
-        self.blocks.push(block);
+        let index = self.push_block(block);
         if latency_ns.is_some() || !self.latency.is_empty() {
             self.latencies()[index as usize].alloc_ns = latency_ns;
         }
-        self.live.insert((process, block.addr), index);
+        // One probe of the live set: a block still live at this address (its free was
+        // not recorded) ends where the new one begins.
+        if let Some(old) = self.live.insert((process, block.addr), index) {
+            self.diagnostics.reused_live_addresses += 1;
+            self.end_block(old, block.t_alloc, SiteId::UNKNOWN, None);
+        }
     }
 
     /// Records an allocation.
@@ -362,8 +379,7 @@ impl AllocModelBuilder {
 
     /// Begins a mapping block `[start, end)` at `t` (`requested` bytes asked for).
     fn begin_mapping(&mut self, process: ProcessId, t: u64, range: (u64, u64), like: Block) {
-        let index = self.blocks.len() as u32;
-        self.blocks.push(Block {
+        let index = self.push_block(Block {
             t_alloc: t,
             t_free: u64::MAX,
             addr: range.0,
@@ -443,13 +459,7 @@ impl AllocModelBuilder {
     pub fn finish(mut self, end_ns: u64) -> AllocModel {
         self.open_window();
         let start = self.window_start.or(self.start).unwrap_or(0).min(end_ns);
-        let end = self
-            .blocks
-            .iter()
-            .filter(|b| b.freed)
-            .map(|b| b.t_free)
-            .chain(self.blocks.iter().map(|b| b.t_alloc))
-            .fold(end_ns, u64::max);
+        let end = self.latest.max(end_ns);
         for b in &mut self.blocks {
             if !b.freed {
                 b.t_free = end;
@@ -462,6 +472,7 @@ impl AllocModelBuilder {
         });
         let mut model = AllocModel::from_real_run(
             self.blocks,
+            !self.out_of_order,
             latency,
             self.threads,
             self.processes,

@@ -17,6 +17,8 @@
 //! cells before it have just touched (with one pass per level instead, each level
 //! swept the whole accumulator again, a cache miss per block on the sparse levels).
 
+use std::mem::MaybeUninit;
+
 use crate::bin::Bin;
 use crate::block::Block;
 use crate::ids::BinId;
@@ -83,45 +85,7 @@ impl TimeAddrIndex {
             let slab = (s0 >> shift) as usize;
             (1usize << level) - 1 + slab
         };
-        let mut counts = vec![0u32; cells + 1];
-        let cell_ids: Vec<u32> = blocks
-            .iter()
-            .map(|b| {
-                let c = cell_of(b);
-                counts[c + 1] += 1;
-                c as u32
-            })
-            .collect();
-        for i in 1..counts.len() {
-            counts[i] += counts[i - 1];
-        }
-        let cell_start = counts.clone();
-        let mut fill = counts;
-        let mut recs = vec![
-            IndexRec {
-                t0: 0,
-                t1: 0,
-                y0: 0,
-                y1: 0,
-                id: 0,
-                requested: 0,
-            };
-            n
-        ];
-        for (i, b) in blocks.iter().enumerate() {
-            let c = cell_ids[i] as usize;
-            let bin = &bins[block_bin[i].index()];
-            let y0 = bin.axis_start + (b.addr - bin.start);
-            recs[fill[c] as usize] = IndexRec {
-                t0: b.t_alloc,
-                t1: b.t_free,
-                y0,
-                y1: y0 + b.reserved.max(1),
-                id: i as u32,
-                requested: b.requested.min(u64::from(u32::MAX)) as u32,
-            };
-            fill[c] += 1;
-        }
+        let (mut recs, cell_start, bounds) = place(blocks, block_bin, bins, cells, cell_of);
         let mut max_end = vec![0u64; n];
         // Two halves of the cells (by records) sorted on two threads: each cell is
         // independent, and the result does not depend on how they are shared out.
@@ -152,11 +116,6 @@ impl TimeAddrIndex {
             sort_cells(recs_a, max_a, &cell_start[..=split], 0);
             sort_cells(recs_b, max_b, &cell_start[split..=cells], at as u32);
         }
-        let bounds = recs
-            .iter()
-            .try_fold((u64::MAX, 0, u64::MAX, 0), |(t0, t1, y0, y1), r| {
-                (r.t1 > r.t0).then_some((t0.min(r.t0), t1.max(r.t1), y0.min(r.y0), y1.max(r.y1)))
-            });
         TimeAddrIndex {
             recs,
             bounds,
@@ -245,6 +204,125 @@ impl TimeAddrIndex {
     }
 }
 
+/// The bounding box of some records as [`TimeAddrIndex::bounds`] has it, folded one
+/// record at a time: `None` once a record is empty in time.
+type Bounds = Option<(u64, u64, u64, u64)>;
+
+/// The bounds of no records.
+const NO_BOUNDS: Bounds = Some((u64::MAX, 0, u64::MAX, 0));
+
+/// Folds a record into [`Bounds`].
+fn bound(bounds: Bounds, r: &IndexRec) -> Bounds {
+    let (t0, t1, y0, y1) = bounds?;
+    (r.t1 > r.t0).then_some((t0.min(r.t0), t1.max(r.t1), y0.min(r.y0), y1.max(r.y1)))
+}
+
+/// Puts the record of every block in its cell (`cell_of`, below `cells`), the blocks of
+/// a cell in block order: a counting sort, on two threads for many blocks (each
+/// places half of the blocks, into its own part of every cell). Returns the records,
+/// the `cells + 1` cell offsets and the records' bounds.
+fn place(
+    blocks: &[Block],
+    block_bin: &[BinId],
+    bins: &[Bin],
+    cells: usize,
+    cell_of: impl Fn(&Block) -> usize + Sync,
+) -> (Vec<IndexRec>, Vec<u32>, Bounds) {
+    let n = blocks.len();
+    let parallel = n >= PARALLEL_SORT_MIN;
+    let mid = if parallel { n / 2 } else { n };
+    // Each half's cell per block and count per cell.
+    let count = |range: std::ops::Range<usize>| {
+        let mut counts = vec![0usize; cells];
+        let ids: Vec<u32> = blocks[range]
+            .iter()
+            .map(|b| {
+                let c = cell_of(b);
+                counts[c] += 1;
+                c as u32
+            })
+            .collect();
+        (ids, counts)
+    };
+    let ((ids_a, counts_a), (ids_b, counts_b)) = both(parallel, || count(0..mid), || count(mid..n));
+    let mut total = 0u32;
+    let mut cell_start = Vec::with_capacity(cells + 1);
+    cell_start.push(total);
+    for (a, b) in counts_a.iter().zip(&counts_b) {
+        total += (a + b) as u32;
+        cell_start.push(total);
+    }
+    // Every cell's slots, the first half's then the second's: disjoint slices of the
+    // records' room, each filled front to back.
+    let mut recs: Vec<IndexRec> = Vec::with_capacity(n);
+    let (mut slots_a, mut slots_b) = (Vec::with_capacity(cells), Vec::with_capacity(cells));
+    let mut rest = &mut recs.spare_capacity_mut()[..n];
+    for (&a, &b) in counts_a.iter().zip(&counts_b) {
+        let (cell_a, after) = std::mem::take(&mut rest).split_at_mut(a);
+        let (cell_b, after) = after.split_at_mut(b);
+        slots_a.push(cell_a);
+        slots_b.push(cell_b);
+        rest = after;
+    }
+    let fill = |first: usize, ids: &[u32], slots: &mut [&mut [MaybeUninit<IndexRec>]]| {
+        let mut bounds = NO_BOUNDS;
+        for (k, &c) in ids.iter().enumerate() {
+            let i = first + k;
+            let b = &blocks[i];
+            let bin = &bins[block_bin[i].index()];
+            let y0 = bin.axis_start + (b.addr - bin.start);
+            let rec = IndexRec {
+                t0: b.t_alloc,
+                t1: b.t_free,
+                y0,
+                y1: y0 + b.reserved.max(1),
+                id: i as u32,
+                requested: b.requested.min(u64::from(u32::MAX)) as u32,
+            };
+            bounds = bound(bounds, &rec);
+            let cell = &mut slots[c as usize];
+            let Some((slot, after)) = std::mem::take(cell).split_first_mut() else {
+                unreachable!("a cell has a slot for each of its blocks (counted above)")
+            };
+            slot.write(rec);
+            *cell = after;
+        }
+        (bounds, slots.iter().all(|cell| cell.is_empty()))
+    };
+    let ((bounds_a, full_a), (bounds_b, full_b)) = both(
+        parallel,
+        || fill(0, &ids_a, &mut slots_a),
+        || fill(mid, &ids_b, &mut slots_b),
+    );
+    assert!(full_a && full_b, "every slot of every cell is written");
+    // SAFETY: the slots of all cells partition the first `n` places of the room (they
+    // were split off it one after the other, `n` in all), and every one was written
+    // (asserted just above: each cell's slices were filled to their end).
+    unsafe { recs.set_len(n) };
+    let bounds = match (bounds_a, bounds_b) {
+        (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1), a.2.min(b.2), a.3.max(b.3))),
+        _ => None,
+    };
+    (recs, cell_start, bounds)
+}
+
+/// Runs `a` and `b`: when `parallel`, `b` on a thread of its own (a panic in either is
+/// resumed here), else one after the other.
+fn both<A: Send, B: Send>(
+    parallel: bool,
+    a: impl FnOnce() -> A + Send,
+    b: impl FnOnce() -> B + Send,
+) -> (A, B) {
+    if !parallel {
+        return (a(), b());
+    }
+    std::thread::scope(|scope| {
+        let b = scope.spawn(b);
+        let a = a();
+        (a, b.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,8 +381,22 @@ mod tests {
 
     #[test]
     fn queries_find_each_overlapping_block_exactly_once() {
-        for (seed, empty) in [(7, false), (99, true)] {
-            let (blocks, idx) = index(20_000, seed, empty);
+        // 100,000 blocks are placed by two threads (`PARALLEL_SORT_MIN`).
+        for (n, seed, empty) in [(20_000, 7, false), (20_000, 99, true), (100_000, 5, true)] {
+            let (blocks, idx) = index(n, seed, empty);
+            let mut ids: Vec<u32> = idx.records().iter().map(|r| r.id).collect();
+            ids.sort_unstable();
+            assert!(ids.iter().copied().eq(0..n as u32), "every block once");
+            let expected_bounds = blocks.iter().try_fold((u64::MAX, 0, u64::MAX, 0), |b, r| {
+                let (y0, y1) = (r.addr - 0x1000, r.addr - 0x1000 + r.reserved);
+                (r.t_free > r.t_alloc).then_some((
+                    b.0.min(r.t_alloc),
+                    b.1.max(r.t_free),
+                    b.2.min(y0),
+                    b.3.max(y1),
+                ))
+            });
+            assert_eq!(idx.bounds, expected_bounds, "{n} blocks, seed {seed}");
             assert!(idx.depth > 3, "the test should exercise several levels");
             let mut x = seed ^ 0xabcd;
             let mut windows = vec![(0, 1_000_000, 0, 100_400), (0, u64::MAX, 0, u64::MAX)];

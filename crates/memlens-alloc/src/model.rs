@@ -4,7 +4,7 @@
 
 use crate::axis::AddressAxis;
 use crate::bin::Bin;
-use crate::block::{Block, BlockInfo, Latency, glibc_usable_size};
+use crate::block::{Block, BlockInfo, Latency};
 use crate::derived::Derived;
 use crate::ids::{BinId, BlockId, ProcessId, SiteId, ThreadId};
 use crate::index::TimeAddrIndex;
@@ -105,6 +105,7 @@ impl std::fmt::Debug for AllocModel {
 impl AllocModel {
     pub(crate) fn from_real_run(
         mut blocks: Vec<Block>,
+        in_order: bool,
         mut latency: Option<Vec<Latency>>,
         threads: Vec<ThreadInfo>,
         processes: Vec<ProcessInfo>,
@@ -112,10 +113,11 @@ impl AllocModel {
         diagnostics: Diagnostics,
         run: (u64, u64),
     ) -> AllocModel {
-        // Events arrive in time order, so the blocks usually already are: reordering
-        // them (a permutation and a copy of every block) only when they are not.
+        // Events arrive in time order, so the blocks usually already are (`in_order`:
+        // the builder saw them come in order): reordering them (a permutation and a
+        // copy of every block) only when they are not.
         let key = |b: &Block| (b.t_alloc, b.addr);
-        if !blocks.is_sorted_by_key(key) {
+        if !in_order {
             let mut order: Vec<u32> = (0..blocks.len() as u32).collect();
             order.sort_by_key(|&i| key(&blocks[i as usize]));
             blocks = order.iter().map(|&i| blocks[i as usize]).collect();
@@ -123,18 +125,9 @@ impl AllocModel {
                 *l = order.iter().map(|&i| l[i as usize]).collect();
             }
         }
-        let process_of: Vec<ProcessId> = blocks
-            .iter()
-            .map(|b| threads[b.thread.index()].process)
-            .collect();
-        let found = regions::detect(&blocks, &process_of, &threads, &processes);
-        for (b, &mmapped) in blocks.iter_mut().zip(&found.mmapped) {
-            if !b.mapping {
-                b.reserved = glibc_usable_size(b.requested, mmapped);
-            }
-        }
+        let found = regions::detect(&blocks, &threads, &processes);
         let mut bins = found.bins;
-        regions::fit_extents(&mut bins, &blocks, &found.block_bin);
+        regions::size_and_fit(&mut bins, &mut blocks, &found.block_bin, &found.mmapped);
         AllocModel::assemble(
             blocks,
             latency,

@@ -28,7 +28,7 @@
 use std::collections::BTreeMap;
 
 use crate::bin::{Bin, BinKind};
-use crate::block::{Block, glibc_chunk_size};
+use crate::block::{Block, glibc_chunk_size, glibc_usable_size};
 use crate::ids::{BinId, ProcessId};
 use crate::process::{ProcessInfo, ThreadInfo};
 
@@ -65,35 +65,32 @@ enum Key {
 }
 
 /// Finds the bins of every process and assigns each block to one.
-pub(crate) fn detect(
-    blocks: &[Block],
-    process_of: &[ProcessId],
-    threads: &[ThreadInfo],
-    processes: &[ProcessInfo],
-) -> Found {
-    let mmapped: Vec<bool> = blocks
-        .iter()
-        .map(|b| !b.mapping && looks_mmapped(b.requested, b.addr))
-        .collect();
+pub(crate) fn detect(blocks: &[Block], threads: &[ThreadInfo], processes: &[ProcessInfo]) -> Found {
+    let process_of = |b: &Block| threads[b.thread.index()].process;
+    let mut mmapped = Vec::with_capacity(blocks.len());
     // Per process: the lowest address of its own mappings.
     let mut own_maps: BTreeMap<ProcessId, u64> = BTreeMap::new();
     // Per process: the merged mmap ranges and the arena windows.
     let mut maps: BTreeMap<ProcessId, Vec<(u64, u64)>> = BTreeMap::new();
     let mut windows: BTreeMap<ProcessId, BTreeMap<u64, u32>> = BTreeMap::new();
+    // Consecutive blocks are nearly always in the window of the one before: the maps
+    // are only searched when the window changes (for millions of blocks, most of
+    // this function's time otherwise).
+    let mut last_window = None;
     for (i, b) in blocks.iter().enumerate() {
-        let p = process_of[i];
+        let p = process_of(b);
+        let mapped = !b.mapping && looks_mmapped(b.requested, b.addr);
+        mmapped.push(mapped);
         if b.mapping {
             let low = own_maps.entry(p).or_insert(b.addr);
             *low = (*low).min(b.addr);
-        } else if mmapped[i] {
+        } else if mapped {
             maps.entry(p).or_default().push(mapping_of(b));
-        } else {
+        } else if last_window != Some((p, b.addr / ARENA_HEAP_SIZE)) {
             // The first block seen in a window (blocks are in time order) names it.
-            windows
-                .entry(p)
-                .or_default()
-                .entry(b.addr / ARENA_HEAP_SIZE)
-                .or_insert(i as u32);
+            let w = b.addr / ARENA_HEAP_SIZE;
+            windows.entry(p).or_default().entry(w).or_insert(i as u32);
+            last_window = Some((p, w));
         }
     }
     for ranges in maps.values_mut() {
@@ -217,11 +214,14 @@ pub(crate) fn detect(
             }
         })
         .collect();
+    // As above: a block in the same window of the same process as the one before is
+    // in its bin.
+    let mut last: Option<((ProcessId, u64), BinId)> = None;
     let block_bin = blocks
         .iter()
         .enumerate()
         .map(|(i, b)| {
-            let p = process_of[i];
+            let p = process_of(b);
             let key = if b.mapping {
                 Key::Mapping
             } else if mmapped[i] {
@@ -229,7 +229,15 @@ pub(crate) fn detect(
                 let at = ranges.partition_point(|r| r.0 <= b.addr - 16) - 1;
                 Key::Mmap(ranges[at].0)
             } else {
-                window_key[&(p, b.addr / ARENA_HEAP_SIZE)]
+                let window = (p, b.addr / ARENA_HEAP_SIZE);
+                match last {
+                    Some((w, bin)) if w == window => return bin,
+                    _ => {
+                        let bin = bin_of_key[&(p, window_key[&window])];
+                        last = Some((window, bin));
+                        return bin;
+                    }
+                }
             };
             bin_of_key[&(p, key)]
         })
@@ -241,11 +249,22 @@ pub(crate) fn detect(
     }
 }
 
-/// Sets each bin's extent to its blocks' lowest address and highest end, and counts them.
-pub(crate) fn fit_extents(bins: &mut [Bin], blocks: &[Block], block_bin: &[BinId]) {
+/// Gives every heap block its reserved size (glibc's usable size, see
+/// [`glibc_usable_size`]; an mmap'd chunk's as `mmapped` says), then sets each bin's
+/// extent to its blocks' lowest address and highest end, and counts them: one walk
+/// over the blocks.
+pub(crate) fn size_and_fit(
+    bins: &mut [Bin],
+    blocks: &mut [Block],
+    block_bin: &[BinId],
+    mmapped: &[bool],
+) {
     let mut lo = vec![u64::MAX; bins.len()];
     let mut hi = vec![0u64; bins.len()];
-    for (b, bin) in blocks.iter().zip(block_bin) {
+    for ((b, bin), &mmapped) in blocks.iter_mut().zip(block_bin).zip(mmapped) {
+        if !b.mapping {
+            b.reserved = glibc_usable_size(b.requested, mmapped);
+        }
         let i = bin.index();
         lo[i] = lo[i].min(b.addr);
         hi[i] = hi[i].max(b.addr.saturating_add(b.reserved.max(1)));

@@ -24,11 +24,18 @@ use crate::symbols::StackSymbols;
 /// The most frames of a site's call path the allocation map keeps (from the site out).
 const SITE_STACK_FRAMES: usize = 24;
 
+/// Stack ids below this have their site in an array (memlens' recorder numbers stacks
+/// densely from 1); larger ones (other writers) in a map.
+const DENSE_STACKS: u32 = 1 << 22;
+
 /// The per-trace part of feeding the allocation map: its process, clock offset and
 /// site cache.
 pub(crate) struct AllocFeed {
     process: ProcessId,
     offset: u64,
+    /// The site of each stack id below [`DENSE_STACKS`] named so far (an array lookup
+    /// per event instead of a hash).
+    dense_sites: Vec<Option<SiteId>>,
     sites: FxHashMap<u32, SiteId>,
     threads: FxHashMap<u32, ThreadId>,
     /// The last thread looked up (events come in runs of one thread).
@@ -48,6 +55,7 @@ impl AllocFeed {
         AllocFeed {
             process,
             offset,
+            dense_sites: Vec::new(),
             sites: FxHashMap::default(),
             threads: FxHashMap::default(),
             last_thread: None,
@@ -154,12 +162,25 @@ impl AllocFeed {
     }
 
     /// The builder's thread of `tid`, named from the process stream, found once.
+    /// Inlined: nearly every event is of the thread of the event before.
+    #[inline(always)]
     fn thread(&mut self, builder: &mut AllocModelBuilder, md: &Metadata, tid: u32) -> ThreadId {
         if let Some((last, id)) = self.last_thread
             && last == tid
         {
             return id;
         }
+        self.other_thread(builder, md, tid)
+    }
+
+    /// [`AllocFeed::thread`] of a thread other than the last one's.
+    #[inline(never)]
+    fn other_thread(
+        &mut self,
+        builder: &mut AllocModelBuilder,
+        md: &Metadata,
+        tid: u32,
+    ) -> ThreadId {
         let id = *self
             .threads
             .entry(tid)
@@ -168,6 +189,9 @@ impl AllocFeed {
         id
     }
 
+    /// The site of `stack`: inlined, as every event asks, and it is nearly always
+    /// known already.
+    #[inline(always)]
     fn site_of(
         &mut self,
         builder: &mut AllocModelBuilder,
@@ -178,9 +202,25 @@ impl AllocFeed {
         if stack == 0 {
             return SiteId::UNKNOWN;
         }
-        if let Some(&s) = self.sites.get(&stack) {
-            return s;
+        let known = match stack < DENSE_STACKS {
+            true => self.dense_sites.get(stack as usize).copied().flatten(),
+            false => self.sites.get(&stack).copied(),
+        };
+        match known {
+            Some(site) => site,
+            None => self.new_site(builder, md, symbols, stack),
         }
+    }
+
+    /// Names the site of a stack [`AllocFeed::site_of`] has not seen yet.
+    #[inline(never)]
+    fn new_site(
+        &mut self,
+        builder: &mut AllocModelBuilder,
+        md: &Metadata,
+        symbols: &mut StackSymbols,
+        stack: StackId,
+    ) -> SiteId {
         // The site is the call path's first frame; the path goes with it (brushing
         // shows it).
         let path = symbols.call_path(md, stack, SITE_STACK_FRAMES);
@@ -192,7 +232,15 @@ impl AllocFeed {
             }
             None => SiteId::UNKNOWN,
         };
-        self.sites.insert(stack, site);
+        if stack < DENSE_STACKS {
+            let at = stack as usize;
+            if at >= self.dense_sites.len() {
+                self.dense_sites.resize((at + 1).next_power_of_two(), None);
+            }
+            self.dense_sites[at] = Some(site);
+        } else {
+            self.sites.insert(stack, site);
+        }
         site
     }
 }

@@ -232,6 +232,7 @@ impl AllocModelBuilder {
         }
     }
 
+    #[inline]
     fn process_of(&mut self, thread: ThreadId) -> Option<ProcessId> {
         let p = self.threads.get(thread.index()).map(|t| t.process);
         if p.is_none() {
@@ -240,6 +241,7 @@ impl AllocModelBuilder {
         p
     }
 
+    #[inline]
     fn note_time(&mut self, t: u64) {
         self.start = Some(self.start.map_or(t, |s| s.min(t)));
         if self.before.as_ref().is_some_and(|b| t >= b.start) {
@@ -284,6 +286,7 @@ impl AllocModelBuilder {
 
     /// Appends a block, keeping [`AllocModelBuilder::latest`] and the order flag;
     /// returns its index.
+    #[inline]
     fn push_block(&mut self, block: Block) -> u32 {
         let index = self.blocks.len() as u32;
         if let Some(last) = self.blocks.last() {
@@ -300,6 +303,7 @@ impl AllocModelBuilder {
         &mut self.latency
     }
 
+    #[inline]
     fn begin_block(&mut self, process: ProcessId, block: Block, latency_ns: Option<u32>) {
         if let Some(before) = self.before.as_mut() {
             let latency = Latency {
@@ -324,6 +328,7 @@ impl AllocModelBuilder {
     }
 
     /// Records an allocation.
+    #[inline]
     pub fn alloc(&mut self, e: AllocEvent) {
         let Some(process) = self.process_of(e.thread) else {
             return;
@@ -346,6 +351,7 @@ impl AllocModelBuilder {
     }
 
     /// Records a free.
+    #[inline]
     pub fn free(&mut self, e: FreeEvent) {
         let Some(process) = self.process_of(e.thread) else {
             return;

@@ -250,6 +250,7 @@ impl AllocModelBuilder {
     }
 
     /// Ends the live block of `process` at `addr`, if any, at `t`.
+    #[inline]
     fn end_live(
         &mut self,
         process: ProcessId,
@@ -273,6 +274,7 @@ impl AllocModelBuilder {
         }
     }
 
+    #[inline]
     fn end_block(&mut self, index: u32, t: u64, site: SiteId, latency_ns: Option<u32>) {
         let b = &mut self.blocks[index as usize];
         b.t_free = t.max(b.t_alloc);

@@ -68,6 +68,7 @@ impl AllocFeed {
     }
 
     /// Feeds one event with its allocator latency.
+    #[inline]
     pub(crate) fn event(
         &mut self,
         builder: &mut AllocModelBuilder,

@@ -32,10 +32,11 @@
 //! bytes), and readers that know twelve columns or ten read its events
 //! unchanged.
 
+use crate::column_room::ColumnBufs;
 use crate::live_blocks::{LiveBlocks, Place};
 use crate::predict::{ENDS_DEPTH, FreedByClass, Owned, size_class};
 use crate::record::{AllocFn, Event, TimeNs};
-use crate::varint::{Cursor, put_i64, put_u64};
+use crate::varint::{Cursor, zigzag};
 
 /// Number of columns this version knows (the latency and free-stack columns
 /// included).
@@ -147,7 +148,8 @@ impl Model {
 /// Builds the columns of one event chunk.
 #[derive(Default, Debug)]
 pub struct ColumnEncoder {
-    cols: [Vec<u8>; COLUMNS],
+    /// The columns, written without capacity checks (see `column_room.rs`).
+    cols: ColumnBufs<COLUMNS>,
     prev_t: TimeNs,
     prev_alloc: u64,
     /// Allocations so far in this chunk (the last one's ordinal).
@@ -173,9 +175,7 @@ pub struct ColumnEncoder {
 impl ColumnEncoder {
     /// Starts a chunk whose first event is at `t_first`.
     pub fn reset(&mut self, t_first: TimeNs) {
-        for c in &mut self.cols {
-            c.clear();
-        }
+        self.cols.clear();
         self.prev_t = t_first;
         self.prev_alloc = 0;
         self.allocs = 0;
@@ -203,8 +203,8 @@ impl ColumnEncoder {
     fn start_latency(&mut self, events_before: u32) {
         self.latency = true;
         let frees = events_before - self.alloc_side;
-        self.cols[col::LAT_ALLOC].resize(self.alloc_side as usize, 0);
-        self.cols[col::LAT_FREE].resize(frees as usize, 0);
+        self.cols.resize(col::LAT_ALLOC, self.alloc_side as usize);
+        self.cols.resize(col::LAT_FREE, frees as usize);
     }
 
     /// Adds the free-stack column (and the latency columns before it), with
@@ -213,7 +213,7 @@ impl ColumnEncoder {
     fn start_free_stacks(&mut self) {
         self.free_stacks = true;
         let frees = self.events - self.alloc_side;
-        self.cols[col::FREE_STACK].resize(frees as usize, 0);
+        self.cols.resize(col::FREE_STACK, frees as usize);
         if !self.latency {
             self.start_latency(self.events);
         }
@@ -221,7 +221,7 @@ impl ColumnEncoder {
 
     /// Bytes so far (before compression).
     pub fn len(&self) -> usize {
-        self.cols.iter().map(Vec::len).sum()
+        self.cols.columns().iter().map(Vec::len).sum()
     }
 
     /// True when no event was added.
@@ -229,35 +229,48 @@ impl ColumnEncoder {
         self.events == 0
     }
 
+    /// Writes the time delta to `t` (one varint to `column`).
+    ///
+    /// # Safety
+    /// For this and the column writers below: the event was started, and with
+    /// these bytes it writes at most `MAX_EVENT_BYTES` to any column (the
+    /// event's `*_fields` function adds up what its writers say they write).
     #[inline(always)]
-    fn dt(&mut self, t: TimeNs, column: usize) {
+    unsafe fn dt(&mut self, t: TimeNs, column: usize) {
         let dt = t.saturating_sub(self.prev_t);
         self.prev_t = t.max(self.prev_t);
-        put_u64(&mut self.cols[column], dt);
+        // SAFETY: the caller's promise (see above).
+        unsafe { self.cols.varint(column, dt) };
     }
 
+    /// Writes a size: one byte to `SIZE_LO`, one varint to `SIZE_HI`.
     #[inline(always)]
-    fn size(&mut self, size: u64) {
-        self.cols[col::SIZE_LO].push(size as u8);
-        put_u64(&mut self.cols[col::SIZE_HI], size >> 8);
-    }
-
-    #[inline(always)]
-    fn delta(&mut self, addr: u64) -> u8 {
-        let prev = self.prev_alloc;
-        if addr & 15 == 0 && prev & 15 == 0 {
-            put_i64(
-                &mut self.cols[col::ADDR],
-                ((addr >> 4) as i64).wrapping_sub((prev >> 4) as i64),
-            );
-            op::MODE_DELTA
-        } else {
-            put_i64(
-                &mut self.cols[col::ADDR],
-                (addr as i64).wrapping_sub(prev as i64),
-            );
-            op::MODE_DELTA_UNALIGNED
+    unsafe fn size(&mut self, size: u64) {
+        // SAFETY: the caller's promise (see `dt`).
+        unsafe {
+            self.cols.byte(col::SIZE_LO, size as u8);
+            self.cols.varint(col::SIZE_HI, size >> 8);
         }
+    }
+
+    /// Writes an address delta: one varint (at most 10 bytes) to `ADDR`.
+    #[inline(always)]
+    unsafe fn delta(&mut self, addr: u64) -> u8 {
+        let prev = self.prev_alloc;
+        let (delta, mode) = if addr & 15 == 0 && prev & 15 == 0 {
+            (
+                ((addr >> 4) as i64).wrapping_sub((prev >> 4) as i64),
+                op::MODE_DELTA,
+            )
+        } else {
+            (
+                (addr as i64).wrapping_sub(prev as i64),
+                op::MODE_DELTA_UNALIGNED,
+            )
+        };
+        // SAFETY: the caller's promise (see `dt`).
+        unsafe { self.cols.varint(col::ADDR, zigzag(delta)) };
+        mode
     }
 
     /// Encodes the address of a new block of size class `class`, whose place
@@ -265,39 +278,47 @@ impl ColumnEncoder {
     /// class's freed list is searched only when the table knows the address:
     /// an address the chunk has not seen is in no freed list (nor is one whose
     /// entry was forgotten, but for stale copies, which a delta encodes as
-    /// well).
+    /// well). Writes one byte to `PRED` or a delta to `ADDR`.
     #[inline(always)]
-    fn new_addr(&mut self, addr: u64, class: u64, place: Option<Place>) -> u8 {
+    unsafe fn new_addr(&mut self, addr: u64, class: u64, place: Option<Place>) -> u8 {
         if place.is_some_and(|p| self.live.known(p)) {
             let mut list = self.freed.get_mut(class);
             if let Some(k) = list.find(addr) {
                 list.remove(k);
-                self.cols[col::PRED].push(k as u8);
+                // SAFETY: the caller's promise (see `dt`).
+                unsafe { self.cols.byte(col::PRED, k as u8) };
                 return op::MODE_CLASS_OR_REF;
             }
         }
         if let Some(k) = self.ends.list().find(addr) {
-            self.cols[col::PRED].push(k as u8);
+            // SAFETY: the caller's promise (see `dt`).
+            unsafe { self.cols.byte(col::PRED, k as u8) };
             return op::MODE_END;
         }
-        self.delta(addr)
+        // SAFETY: the caller's promise (see `dt`).
+        unsafe { self.delta(addr) }
     }
 
-    /// Encodes the address of a block being freed; returns its mode.
+    /// Encodes the address of a block being freed; returns its mode. Writes
+    /// one byte to `REF_LO` and a varint to `REF_HI`, or a delta to `ADDR`.
     #[inline(always)]
-    fn old_addr(&mut self, addr: u64) -> u8 {
+    unsafe fn old_addr(&mut self, addr: u64) -> u8 {
         match self.live.free(addr) {
             Some((ordinal, class)) => {
                 let distance = u64::from(self.allocs - ordinal);
-                self.cols[col::REF_LO].push(distance as u8);
-                put_u64(&mut self.cols[col::REF_HI], distance >> 8);
+                // SAFETY: the caller's promise (see `dt`).
+                unsafe {
+                    self.cols.byte(col::REF_LO, distance as u8);
+                    self.cols.varint(col::REF_HI, distance >> 8);
+                }
                 match self.freed.get_mut(class).push(addr) {
                     Some(dropped) if dropped != addr => self.live.forget_freed(dropped, class),
                     _ => {}
                 }
                 op::MODE_CLASS_OR_REF
             }
-            None => self.delta(addr),
+            // SAFETY: the caller's promise (see `dt`).
+            None => unsafe { self.delta(addr) },
         }
     }
 
@@ -349,13 +370,17 @@ impl ColumnEncoder {
         self.latency_value(event, code);
     }
 
+    /// Writes the latency of the event just written (one varint to its
+    /// latency column, which that event has not written yet).
     #[inline]
     fn latency_value(&mut self, event: &Event, code: u32) {
         let column = match event {
             Event::Free { .. } => col::LAT_FREE,
             _ => col::LAT_ALLOC,
         };
-        put_u64(&mut self.cols[column], u64::from(code));
+        // SAFETY: the event was started by its `*_fields` function and wrote
+        // nothing to its latency column; a varint of a u32 is at most 5 bytes.
+        unsafe { self.cols.varint(column, u64::from(code)) };
     }
 
     #[inline(always)]
@@ -386,7 +411,9 @@ impl ColumnEncoder {
     pub fn alloc(&mut self, t: TimeNs, addr: u64, size: u64, stack: u32, func: AllocFn) {
         self.alloc_fields(t, addr, size, stack, func);
         if self.latency {
-            put_u64(&mut self.cols[col::LAT_ALLOC], 0);
+            // SAFETY: the event was started by its `*_fields` function and
+            // wrote nothing to its latency column.
+            unsafe { self.cols.byte(col::LAT_ALLOC, 0) };
         }
     }
 
@@ -395,7 +422,9 @@ impl ColumnEncoder {
     pub fn free(&mut self, t: TimeNs, addr: u64, stack: u32) {
         self.free_fields(t, addr, stack);
         if self.latency {
-            put_u64(&mut self.cols[col::LAT_FREE], 0);
+            // SAFETY: the event was started by its `*_fields` function and
+            // wrote nothing to its latency column.
+            unsafe { self.cols.byte(col::LAT_FREE, 0) };
         }
     }
 
@@ -404,50 +433,81 @@ impl ColumnEncoder {
     pub fn realloc(&mut self, t: TimeNs, old_addr: u64, new_addr: u64, size: u64, stack: u32) {
         self.realloc_fields(t, old_addr, new_addr, size, stack);
         if self.latency {
-            put_u64(&mut self.cols[col::LAT_ALLOC], 0);
+            // SAFETY: the event was started by its `*_fields` function and
+            // wrote nothing to its latency column.
+            unsafe { self.cols.byte(col::LAT_ALLOC, 0) };
         }
     }
 
+    /// Starts an event and writes an allocation's fields (at most 10 bytes
+    /// to any column: a time delta or an address delta).
     #[inline(always)]
     fn alloc_fields(&mut self, t: TimeNs, addr: u64, size: u64, stack: u32, func: AllocFn) {
-        self.dt(t, col::DT_ALLOC);
+        self.cols.start_event();
         let class = size_class(size);
         let place = self.live.place(addr);
-        let mode = self.new_addr(addr, class, place);
-        self.cols[col::OPS].push(op::ALLOC | mode << 2 | (func as u8) << 4);
-        self.size(size);
-        put_u64(&mut self.cols[col::STACK], u64::from(stack));
+        // SAFETY: the event is started; it writes one varint to `DT_ALLOC`,
+        // `SIZE_HI` and `STACK` each, one byte to `OPS`, `SIZE_LO` and `PRED`
+        // each or one delta to `ADDR`: at most 10 bytes to any column.
+        unsafe {
+            self.dt(t, col::DT_ALLOC);
+            let mode = self.new_addr(addr, class, place);
+            self.cols
+                .byte(col::OPS, op::ALLOC | mode << 2 | (func as u8) << 4);
+            self.size(size);
+            self.cols.varint(col::STACK, u64::from(stack));
+        }
         self.register(addr, class, place);
         self.alloc_side += 1;
         self.events += 1;
     }
 
+    /// Starts an event and writes a free's fields (at most 10 bytes to any
+    /// column).
     #[inline(always)]
     fn free_fields(&mut self, t: TimeNs, addr: u64, stack: u32) {
-        self.dt(t, col::DT_FREE);
-        let mode = self.old_addr(addr);
-        self.cols[col::OPS].push(op::FREE | mode << 2);
+        self.cols.start_event();
+        // SAFETY: the event is started; it writes one varint to `DT_FREE`,
+        // one byte to `OPS`, one byte and one varint to `REF_LO` and `REF_HI`
+        // or one delta to `ADDR`: at most 10 bytes to any column.
+        unsafe {
+            self.dt(t, col::DT_FREE);
+            let mode = self.old_addr(addr);
+            self.cols.byte(col::OPS, op::FREE | mode << 2);
+        }
         if stack != 0 && !self.free_stacks {
             self.start_free_stacks();
         }
         if self.free_stacks {
-            put_u64(&mut self.cols[col::FREE_STACK], u64::from(stack));
+            // SAFETY: as above, and one varint (at most 5 bytes) to
+            // `FREE_STACK`, which `start_free_stacks` keeps room in.
+            unsafe { self.cols.varint(col::FREE_STACK, u64::from(stack)) };
         }
         self.events += 1;
     }
 
+    /// Starts an event and writes a reallocation's fields (at most 20 bytes
+    /// to any column: two address deltas).
     #[inline(always)]
     fn realloc_fields(&mut self, t: TimeNs, old_addr: u64, new_addr: u64, size: u64, stack: u32) {
-        self.dt(t, col::DT_ALLOC);
-        // The old block is freed first (its entry may move), then the new
-        // one's place is found.
-        let old_mode = self.old_addr(old_addr);
-        let class = size_class(size);
-        let place = self.live.place(new_addr);
-        let new_mode = self.new_addr(new_addr, class, place);
-        self.cols[col::OPS].push(op::REALLOC | old_mode << 2 | new_mode << 4);
-        self.size(size);
-        put_u64(&mut self.cols[col::STACK], u64::from(stack));
+        self.cols.start_event();
+        // SAFETY: the event is started; it writes a free's fields and an
+        // allocation's (see `free_fields`, `alloc_fields`) but one op byte and
+        // one time delta: only `ADDR` gets two varints, at most 20 bytes.
+        let (class, place) = unsafe {
+            self.dt(t, col::DT_ALLOC);
+            // The old block is freed first (its entry may move), then the new
+            // one's place is found.
+            let old_mode = self.old_addr(old_addr);
+            let class = size_class(size);
+            let place = self.live.place(new_addr);
+            let new_mode = self.new_addr(new_addr, class, place);
+            self.cols
+                .byte(col::OPS, op::REALLOC | old_mode << 2 | new_mode << 4);
+            self.size(size);
+            self.cols.varint(col::STACK, u64::from(stack));
+            (class, place)
+        };
         self.register(new_addr, class, place);
         self.alloc_side += 1;
         self.events += 1;
@@ -457,12 +517,13 @@ impl ColumnEncoder {
     /// [`LATENCY_COLUMNS`] when the chunk has latencies, or [`COLUMNS`] when
     /// it has free stacks.
     pub fn columns(&self) -> &[Vec<u8>] {
+        let cols = self.cols.columns();
         if self.free_stacks {
-            &self.cols
+            cols
         } else if self.latency {
-            &self.cols[..LATENCY_COLUMNS]
+            &cols[..LATENCY_COLUMNS]
         } else {
-            &self.cols[..BASE_COLUMNS]
+            &cols[..BASE_COLUMNS]
         }
     }
 }

@@ -15,14 +15,16 @@
 //! - [`varint`]: the integer encoding;
 //! - [`chunk`], [`header`]: framing;
 //! - [`encode`], [`decode`]: record bytes, mirrors of each other;
-//! - [`columns`]: the columnar, predictive encoding of event chunks, and
-//!   `predict`, the address-prediction state both of its sides keep;
+//! - [`columns`]: the columnar, predictive encoding of event chunks,
+//!   `predict`, the address-prediction state both of its sides keep, and
+//!   `column_room`, its encoder's byte columns;
 //! - [`writer`]: the sink for whole files;
 //! - [`reader`], [`metadata`], [`merge`]: the source side;
 //! - [`dump`]: one line per record.
 #![deny(missing_docs)]
 
 pub mod chunk;
+mod column_room;
 pub mod columns;
 pub mod decode;
 pub mod dump;

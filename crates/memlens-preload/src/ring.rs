@@ -199,6 +199,25 @@ impl Iterator for Slots<'_> {
 }
 
 impl Slots<'_> {
+    /// The next slot, read in place in the block buffer: [`Iterator::next`]
+    /// returns a copy of it, which the writer's loop, reading most slots once,
+    /// would only store and load again.
+    #[inline(always)]
+    pub fn next_ref(&mut self) -> Option<&Slot> {
+        if self.at == self.len {
+            self.refill();
+            if self.len == 0 {
+                return None;
+            }
+        }
+        let at = self.at;
+        self.at += 1;
+        debug_assert!(at < self.len && self.len <= BLOCK);
+        // SAFETY: `at < len` (tested above, or `refill` set `at` to 0 with
+        // `len > 0`), and `len <= BLOCK`, the buffer's length.
+        Some(unsafe { self.buf.get_unchecked(at) })
+    }
+
     /// Copies the next block (up to the end of the mapping, or of the range).
     #[inline(never)]
     fn refill(&mut self) {
@@ -326,6 +345,25 @@ mod tests {
         let (tail, head) = r.0.readable();
         assert_eq!(r.0.slots(tail, head).collect::<Vec<_>>(), slots);
         assert_eq!(r.0.slots(tail + 5, tail + 5).count(), 0);
+    }
+
+    #[test]
+    fn reading_in_place_and_by_copy_mix_across_blocks() {
+        let r = ring();
+        let slots: Vec<Slot> = (0..300).map(|i| [i, i * 3, 0, 1]).collect();
+        push(&r.0, &slots);
+        let (tail, head) = r.0.readable();
+        let mut reader = r.0.slots(tail, head);
+        let mut got = Vec::new();
+        // As the writer does: a slot in place, and every third one the slot
+        // after it by copy (the second slot of a two-slot record).
+        while let Some(&s) = reader.next_ref() {
+            got.push(s);
+            if s[0] % 3 == 0 {
+                got.extend(reader.next());
+            }
+        }
+        assert_eq!(got, slots);
     }
 
     #[test]

@@ -18,6 +18,9 @@ pub struct TickConverter {
     mono0: u64,
     /// (raw start, ns start, ns per tick as 32.32 fixed point)
     segments: Vec<(u64, u64, u64)>,
+    /// The newest segment, kept apart as well: almost every conversion uses
+    /// it, and then reads it without going through the vector.
+    last: (u64, u64, u64),
     next_calibration_ns: u64,
 }
 
@@ -33,6 +36,7 @@ impl TickConverter {
             raw0,
             mono0,
             segments: vec![(raw0, 0, 1 << 32)],
+            last: (raw0, 0, 1 << 32),
             next_calibration_ns: 2_000_000,
         }
     }
@@ -55,6 +59,7 @@ impl TickConverter {
         if raw1 > raw0 && mono1 > mono0 {
             let rate = ((u128::from(mono1 - mono0) << 32) / u128::from(raw1 - raw0)) as u64;
             c.segments[0].2 = rate;
+            c.last = c.segments[0];
         }
         c
     }
@@ -70,7 +75,8 @@ impl TickConverter {
         }
         let rate = ((u128::from(elapsed) << 32) / u128::from(raw_now - self.raw0)) as u64;
         let ns_now = self.convert(raw_now);
-        self.segments.push((raw_now, ns_now, rate));
+        self.last = (raw_now, ns_now, rate);
+        self.segments.push(self.last);
         self.next_calibration_ns = elapsed * 2;
         true
     }
@@ -82,7 +88,7 @@ impl TickConverter {
             return raw.saturating_sub(self.mono0);
         }
         // Almost every conversion falls in the newest segment.
-        let last = self.segments[self.segments.len() - 1];
+        let last = self.last;
         let (r0, n0, rate) = if raw >= last.0 {
             last
         } else {

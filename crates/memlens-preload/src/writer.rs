@@ -246,7 +246,7 @@ impl Writer {
         };
         let mut slots = state.ring.slots(i, head);
         let mut next_look = 256;
-        while let Some(first) = slots.next() {
+        while let Some(first) = slots.next_ref() {
             if written >= next_look {
                 next_look = written + 256;
                 self.chunk_if_full(&mut t.builder);
@@ -255,7 +255,7 @@ impl Writer {
             // Allocations and frees without latencies go straight to their own
             // column paths: their kinds come in no predictable order, and every
             // dispatch on one costs a mispredicted branch.
-            if let Some((time, addr, size, func, local)) = self.decoder.plain_alloc(&first) {
+            if let Some((time, addr, size, func, local)) = self.decoder.plain_alloc(first) {
                 let time = self.ticks.convert(time);
                 self.latest_ns = self.latest_ns.max(time);
                 self.totals.count_alloc(size);
@@ -263,7 +263,7 @@ impl Writer {
                 written += 1;
                 continue;
             }
-            if let Some((time, addr, local)) = self.decoder.plain_free(&first) {
+            if let Some((time, addr, local)) = self.decoder.plain_free(first) {
                 let time = self.ticks.convert(time);
                 self.latest_ns = self.latest_ns.max(time);
                 self.totals.count_free();
@@ -271,6 +271,7 @@ impl Writer {
                 written += 1;
                 continue;
             }
+            let first = *first;
             let record = self.decoder.decode_from(first, &mut slots);
             let tid = t.tid;
             let event = match record {

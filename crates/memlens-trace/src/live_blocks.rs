@@ -46,6 +46,9 @@ pub struct LiveBlocks {
     len: usize,
     /// 64 − log2 of the capacity: the hash's shift.
     shift: u32,
+    /// The number of entries at which the table grows before taking one
+    /// more (see [`LiveBlocks::place`]), worked out when it grows.
+    grow_at: usize,
     /// Size classes of live blocks with [`HUGE_CLASS`], by ordinal.
     huge: FxHashMap<u32, u64>,
 }
@@ -75,6 +78,26 @@ impl LiveBlocks {
         ((addr >> 4).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize
     }
 
+    /// Entry `i`, without a bounds check: every index this table uses is
+    /// below its capacity (a home, which has log2(capacity) bits, a probe step
+    /// masked by capacity − 1, or a [`Place`] found so) and the capacity never
+    /// shrinks; a table is probed only once it has grown (`place` grows it
+    /// first, `free` and `forget_freed` need an entry).
+    #[inline(always)]
+    fn entry(&self, i: usize) -> &Entry {
+        debug_assert!(i < self.entries.len());
+        // SAFETY: `i` is below the capacity (see above).
+        unsafe { self.entries.get_unchecked(i) }
+    }
+
+    /// [`LiveBlocks::entry`], to change it.
+    #[inline(always)]
+    fn entry_mut(&mut self, i: usize) -> &mut Entry {
+        debug_assert!(i < self.entries.len());
+        // SAFETY: `i` is below the capacity (see `entry`).
+        unsafe { self.entries.get_unchecked_mut(i) }
+    }
+
     /// Forgets every block, keeping the table's capacity.
     pub fn clear(&mut self) {
         if self.len > 0 {
@@ -90,7 +113,7 @@ impl LiveBlocks {
         let mask = self.entries.len() - 1;
         let mut i = self.home(addr);
         loop {
-            let a = self.entries[i].addr;
+            let a = self.entry(i).addr;
             if a == addr || a == 0 {
                 return i;
             }
@@ -106,14 +129,7 @@ impl LiveBlocks {
         if addr == 0 {
             return None;
         }
-        // At most a quarter full while the table is small (short probes, and
-        // still a fraction of the cache), at most half beyond.
-        let load = if self.entries.len() < Self::SPARSE_UP_TO {
-            4
-        } else {
-            2
-        };
-        if (self.len + 1) * load > self.entries.len() {
+        if self.len >= self.grow_at {
             self.grow();
         }
         Some(Place(self.probe(addr)))
@@ -124,14 +140,14 @@ impl LiveBlocks {
     /// unless its entry was forgotten.
     #[inline(always)]
     pub fn known(&self, place: Place) -> bool {
-        self.entries[place.0].addr != 0
+        self.entry(place.0).addr != 0
     }
 
     /// Makes the entry at `place` (from [`LiveBlocks::place`] for `addr`) the
     /// live block allocated as the chunk's allocation number `ordinal`.
     #[inline(always)]
     pub fn set_live(&mut self, place: Place, addr: u64, ordinal: u32, class: u64) {
-        let e = &mut self.entries[place.0];
+        let e = *self.entry(place.0);
         if e.addr == 0 {
             self.len += 1;
         } else if e.ordinal != FREED && e.class == HUGE_CLASS {
@@ -141,7 +157,7 @@ impl LiveBlocks {
         if class16 == HUGE_CLASS {
             self.huge.insert(ordinal, class);
         }
-        *e = Entry {
+        *self.entry_mut(place.0) = Entry {
             addr,
             ordinal,
             class: class16,
@@ -166,7 +182,7 @@ impl LiveBlocks {
             return None;
         }
         let i = self.probe(addr);
-        let e = self.entries[i];
+        let e = *self.entry(i);
         if e.addr == 0 || e.ordinal == FREED {
             return None;
         }
@@ -175,7 +191,7 @@ impl LiveBlocks {
         } else {
             u64::from(e.class) * 16
         };
-        self.entries[i].ordinal = FREED;
+        self.entry_mut(i).ordinal = FREED;
         Some((e.ordinal, class))
     }
 
@@ -222,6 +238,10 @@ impl LiveBlocks {
         let capacity = (self.entries.len() * 2).max(Self::MIN_CAPACITY);
         let old = core::mem::replace(&mut self.entries, vec![Entry::default(); capacity]);
         self.shift = 64 - capacity.trailing_zeros();
+        // At most a quarter full while the table is small (short probes, and
+        // still a fraction of the cache), at most half beyond.
+        let load = if capacity < Self::SPARSE_UP_TO { 4 } else { 2 };
+        self.grow_at = capacity / load;
         let mask = capacity - 1;
         for e in old.into_iter().filter(|e| e.addr != 0) {
             let mut i = self.home(e.addr);

@@ -173,14 +173,15 @@ impl FreedByClass {
     pub fn get_mut(&mut self, class: u64) -> Recent<'_, CLASS_DEPTH> {
         let i = (class / 16) as usize;
         if i < self.pos.len() {
+            debug_assert_eq!(self.addrs.len(), self.pos.len());
             let pos = &mut self.pos[i];
             if pos.len == 0 {
                 self.touched.push(i as u32);
             }
-            Recent {
-                addrs: &mut self.addrs[i],
-                pos,
-            }
+            // SAFETY: `i < pos.len()`, and `addrs` has as many lists as `pos`
+            // has positions (both are made together in `get_rare`).
+            let addrs = unsafe { self.addrs.get_unchecked_mut(i) };
+            Recent { addrs, pos }
         } else {
             self.get_rare(class)
         }

@@ -531,7 +531,9 @@ impl ColumnEncoder {
 /// Decodes the events of one chunk from its columns.
 #[derive(Debug)]
 pub struct ColumnDecoder<'a> {
-    cols: Vec<Cursor<'a>>,
+    /// The columns, in an array so that indexing by a column constant needs no
+    /// bounds check.
+    cols: [Cursor<'a>; COLUMNS],
     model: Model,
     tid: u32,
     left: u32,
@@ -553,8 +555,8 @@ impl<'a> ColumnDecoder<'a> {
     pub fn new(columns: Vec<&'a [u8]>, records: u32, tid: u32, t_first: TimeNs) -> Self {
         let latency = columns.len() > col::LAT_ALLOC;
         let free_stacks = columns.len() > col::FREE_STACK;
-        let mut cols: Vec<Cursor<'a>> = columns.into_iter().map(Cursor::new).collect();
-        cols.resize_with(COLUMNS, || Cursor::new(&[]));
+        let mut given = columns.into_iter();
+        let cols = std::array::from_fn(|_| Cursor::new(given.next().unwrap_or(&[])));
         ColumnDecoder {
             cols,
             model: Model {

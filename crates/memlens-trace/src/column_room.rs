@@ -169,4 +169,71 @@ mod tests {
         }
         assert_eq!(bufs.columns(), &want);
     }
+
+    /// The encoder's heaviest events (reallocations between far, unaligned
+    /// addresses, the largest sizes, time steps, stacks and latency codes, the
+    /// latency and free-stack columns starting mid-chunk), over many more events
+    /// than one reservation covers: no event writes more than
+    /// [`MAX_EVENT_BYTES`] to a column but for a column it starts (whose earlier
+    /// events' zeros it fills in), and no column is ever longer than its room.
+    /// Release builds check none of this while encoding, so this test does.
+    #[test]
+    fn no_event_writes_more_than_its_room() {
+        use crate::columns::ColumnEncoder;
+        use crate::record::{AllocFn, Event};
+        let mut encoder = ColumnEncoder::default();
+        encoder.reset(0);
+        let (mut t, mut x) = (0u64, 0x2545_F491_4F6C_DD1Du64);
+        for i in 0..2000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            t = t.saturating_add(if i % 5 == 0 { u64::MAX >> 3 } else { x >> 40 });
+            let (far, near) = (x | 1 << 63 | 1, (x >> 1) & !15);
+            let stack = if i >= 1200 { u32::MAX } else { 0 };
+            let event = match i % 4 {
+                0 => Event::Alloc {
+                    t,
+                    tid: 1,
+                    addr: far,
+                    size: u64::MAX >> (i % 64),
+                    stack: u32::MAX,
+                    func: AllocFn::Calloc,
+                },
+                1 => Event::Free {
+                    t,
+                    tid: 1,
+                    addr: if i % 8 == 1 { far } else { near },
+                    stack,
+                },
+                _ => Event::Realloc {
+                    t,
+                    tid: 1,
+                    old_addr: far,
+                    new_addr: near | 7,
+                    size: u64::MAX,
+                    stack: u32::MAX,
+                },
+            };
+            let before: Vec<usize> = encoder.columns().iter().map(Vec::len).collect();
+            let started = (encoder.has_latency(), encoder.has_free_stacks());
+            let latency = (i >= 700).then_some(u32::MAX - 1);
+            encoder.push_with_latency(&event, latency);
+            let now = (encoder.has_latency(), encoder.has_free_stacks());
+            for (c, column) in encoder.columns().iter().enumerate() {
+                assert!(column.len() <= column.capacity(), "column {c}, event {i}");
+                let was = before.get(c).copied().unwrap_or(0);
+                if now == started {
+                    assert!(
+                        column.len() - was <= MAX_EVENT_BYTES,
+                        "column {c}, event {i}"
+                    );
+                }
+            }
+            if i % 900 == 899 {
+                encoder.reset(t);
+            }
+        }
+        assert!(encoder.has_latency() && encoder.has_free_stacks());
+    }
 }

@@ -21,6 +21,7 @@ use std::mem::MaybeUninit;
 
 use crate::bin::Bin;
 use crate::block::Block;
+use crate::halves::both;
 use crate::ids::BinId;
 
 /// Below this many blocks the index sorts its cells on one thread.
@@ -107,15 +108,11 @@ impl TimeAddrIndex {
                 }
             }
         };
-        if n >= PARALLEL_SORT_MIN {
-            std::thread::scope(|scope| {
-                scope.spawn(|| sort_cells(recs_b, max_b, &cell_start[split..=cells], at as u32));
-                sort_cells(recs_a, max_a, &cell_start[..=split], 0);
-            });
-        } else {
-            sort_cells(recs_a, max_a, &cell_start[..=split], 0);
-            sort_cells(recs_b, max_b, &cell_start[split..=cells], at as u32);
-        }
+        both(
+            n >= PARALLEL_SORT_MIN,
+            || sort_cells(recs_a, max_a, &cell_start[..=split], 0),
+            || sort_cells(recs_b, max_b, &cell_start[split..=cells], at as u32),
+        );
         TimeAddrIndex {
             recs,
             bounds,
@@ -304,23 +301,6 @@ fn place(
         _ => None,
     };
     (recs, cell_start, bounds)
-}
-
-/// Runs `a` and `b`: when `parallel`, `b` on a thread of its own (a panic in either is
-/// resumed here), else one after the other.
-fn both<A: Send, B: Send>(
-    parallel: bool,
-    a: impl FnOnce() -> A + Send,
-    b: impl FnOnce() -> B + Send,
-) -> (A, B) {
-    if !parallel {
-        return (a(), b());
-    }
-    std::thread::scope(|scope| {
-        let b = scope.spawn(b);
-        let a = a();
-        (a, b.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-    })
 }
 
 #[cfg(test)]

@@ -55,6 +55,7 @@ pub mod builder;
 pub mod colormap;
 mod derived;
 pub mod error;
+mod halves;
 pub mod ids;
 pub mod image;
 pub mod index;

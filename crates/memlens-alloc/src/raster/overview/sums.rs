@@ -3,6 +3,7 @@
 //! the blocks in stacks.
 
 use super::geometry::{Geometry, LOOSE};
+use crate::halves::both;
 use crate::ids::BinId;
 use crate::index::IndexRec;
 use crate::model::AllocModel;
@@ -113,16 +114,7 @@ fn accumulate<'a, const NC: usize>(
     if n < PARALLEL_BLOCKS {
         return pass(0..n);
     }
-    let (mut first, second) = std::thread::scope(|scope| {
-        let second = scope.spawn(|| pass(n / 2..n));
-        let first = pass(0..n / 2);
-        (
-            first,
-            second
-                .join()
-                .unwrap_or_else(|e| std::panic::resume_unwind(e)),
-        )
-    });
+    let (mut first, second) = both(true, || pass(0..n / 2), || pass(n / 2..n));
     for (a, b) in first.iter_mut().zip(&second) {
         *a += b;
     }

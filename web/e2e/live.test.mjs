@@ -2,7 +2,8 @@
 // records a program that grows for about 5 s and serves the viewer while it runs. The
 // page, never reloaded, sees the recorded run's end and the heap's peak grow at least
 // three times while the program runs (the header's facts, the live badge, the heap
-// lens's timeline following the end), then says the program has ended. Screenshots go
+// lens's timeline following the end), then says the program has ended, its header's
+// facts those of the final read. Screenshots go
 // to e2e/artifacts/live-*.png.
 
 import { after, before, test } from "node:test";
@@ -84,6 +85,9 @@ test("record --view follows the growing heap without a reload, then says the pro
   // The final view is the whole run: its end is the recorded end.
   const meta = await page.evaluate(async () => (await fetch("api/heap/meta")).json());
   assert.equal(meta.run.end_ns, state.recorded);
+  // The header's facts are the final read's, not the read before it.
+  const final = await header(page);
+  assert.equal(final.facts.Allocations, meta.stats.allocations.toLocaleString("en-US"), "the header's allocations");
   assert.equal(await page.evaluate(() => window.memlensLiveMark), 1, "the page was never reloaded");
   assert.deepEqual(page.errors, []);
   await page.close();

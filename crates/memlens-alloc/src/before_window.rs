@@ -10,6 +10,7 @@ use crate::block::{Block, Latency};
 use crate::ids::ProcessId;
 
 /// The live blocks of each process before the window.
+#[derive(Clone)]
 pub(crate) struct BeforeWindow {
     /// When the window starts, ns on the model's timeline.
     pub(crate) start: u64,

@@ -107,7 +107,7 @@ pub struct ReallocEvent {
 }
 
 /// Builds an [`AllocModel`] from events.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct AllocModelBuilder {
     processes: Vec<ProcessInfo>,
     threads: Vec<ThreadInfo>,
@@ -160,6 +160,44 @@ impl AllocModelBuilder {
     pub fn start_at(&mut self, t: u64) {
         self.before = Some(BeforeWindow::new(t));
         self.window_start = Some(t);
+    }
+
+    /// Moves the start of the model's window to the allocation time of the block that
+    /// leaves the newest `keep` blocks, dropping the blocks freed before it (the live
+    /// ones stay): a model of a run still being read keeps within its memory this way.
+    /// Returns the window's new start. Blocks fed out of allocation-time order (several
+    /// processes) may leave more than `keep`.
+    pub fn slide_window(&mut self, keep: usize) -> Option<u64> {
+        self.open_window();
+        let first_kept = self.blocks.len().checked_sub(keep)?;
+        let from = self.blocks.get(first_kept)?.t_alloc;
+        let mut index = vec![u32::MAX; self.blocks.len()];
+        let mut kept = 0usize;
+        for (i, slot) in index.iter_mut().enumerate() {
+            let b = self.blocks[i];
+            if b.freed && b.t_free < from {
+                continue;
+            }
+            self.blocks[kept] = b;
+            if let Some(&latency) = self.latency.get(i) {
+                self.latency[kept] = latency;
+            }
+            *slot = kept as u32;
+            kept += 1;
+        }
+        self.blocks.truncate(kept);
+        self.latency.truncate(kept.min(self.latency.len()));
+        // Only live blocks are in the live set and the mappings: all kept.
+        for at in self.live.values_mut() {
+            *at = index[*at as usize];
+        }
+        for ranges in self.mappings.values_mut() {
+            for at in ranges.values_mut() {
+                *at = index[*at as usize];
+            }
+        }
+        self.window_start = Some(from);
+        Some(from)
     }
 
     /// The window starts: the blocks live before it join the model.
@@ -460,6 +498,18 @@ impl AllocModelBuilder {
         self.note_time(e.t);
         let end = e.addr.saturating_add(mapped_size(e.len));
         self.unmap_range(process, e.t, e.addr, end);
+    }
+
+    /// The model of the events so far, as [`AllocModelBuilder::finish`] would make it
+    /// with the run ending at `end_ns`, leaving the builder to go on (a trace still
+    /// being written). Costs a copy of the blocks.
+    pub fn snapshot(&self, end_ns: u64) -> AllocModel {
+        self.clone().finish(end_ns)
+    }
+
+    /// The number of blocks held so far.
+    pub fn block_count(&self) -> usize {
+        self.blocks.len()
     }
 
     /// Ends the run at `end_ns` (blocks still live end there), finds the bins of the

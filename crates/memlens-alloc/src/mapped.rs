@@ -30,6 +30,11 @@ impl<V: Copy> LiveRanges<V> {
         self.ranges.insert(start, (end, value));
     }
 
+    /// Every range's value, to change in place.
+    pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.ranges.values_mut().map(|(_, v)| v)
+    }
+
     /// Removes every range that overlaps `[start, end)` and returns them as
     /// `(start, end, value)`; the caller puts back what lies outside `[start, end)`.
     pub(crate) fn take_overlapping(&mut self, start: u64, end: u64) -> Vec<(u64, u64, V)> {

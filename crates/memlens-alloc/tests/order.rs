@@ -1,7 +1,9 @@
 //! Blocks fed out of time order (two processes whose events are fed one trace after
 //! the other, the second's clock starting earlier): the model still holds them in
 //! (allocation time, address) order, ends the run at the latest time any block
-//! began or ended, and ends the blocks never freed there.
+//! began or ended, and ends the blocks never freed there. And a builder still being
+//! fed (a trace still being written): its snapshots are the model so far, and sliding
+//! its window keeps what a window started there would have.
 
 use memlens_alloc::*;
 
@@ -75,4 +77,84 @@ fn the_run_ends_at_the_latest_free_even_after_the_last_allocation() {
         5_000,
         "the live block ends with the run"
     );
+}
+
+/// A snapshot of a builder still being fed (a trace still being written) is the
+/// model of the events so far, and the builder goes on as if none had been taken.
+#[test]
+fn a_snapshot_is_the_model_so_far_and_leaves_the_builder_going_on() {
+    let events = |b: &mut AllocModelBuilder, thread: ThreadId, from: u64, to: u64| {
+        for i in from..to {
+            let addr = 0x1000 + (i % 5) * 0x40;
+            match i % 3 {
+                0 => free(b, thread, i * 10, addr),
+                _ => alloc(b, thread, i * 10, addr),
+            }
+        }
+    };
+    let start = || {
+        let mut b = AllocModelBuilder::new();
+        let p = b.add_process(ProcessInfo {
+            pid: 1,
+            ppid: 0,
+            name: "p".into(),
+        });
+        let t = b.thread(p, 1, "");
+        (b, t)
+    };
+    let ((mut going, t), (mut prefix, _), (mut whole, _)) = (start(), start(), start());
+    events(&mut going, t, 0, 40);
+    events(&mut prefix, t, 0, 40);
+    assert_eq!(going.block_count(), prefix.block_count());
+    let snapshot = going.snapshot(400);
+    let so_far = prefix.finish(400);
+    assert_eq!(snapshot.blocks(), so_far.blocks());
+    assert_eq!(snapshot.run().end_ns, so_far.run().end_ns);
+    assert!(snapshot.blocks().iter().any(|b| !b.freed));
+    events(&mut going, t, 40, 90);
+    events(&mut whole, t, 0, 90);
+    let (going, whole) = (going.finish(900), whole.finish(900));
+    assert_eq!(going.blocks(), whole.blocks());
+    assert_eq!(going.run().end_ns, whole.run().end_ns);
+}
+
+/// Sliding the window of a builder being fed keeps exactly what a builder whose
+/// window started there from the beginning keeps: the blocks live at the new start
+/// or allocated after it, with their true times.
+#[test]
+fn sliding_the_window_keeps_what_a_window_started_there_keeps() {
+    let start = || {
+        let mut b = AllocModelBuilder::new();
+        let p = b.add_process(ProcessInfo {
+            pid: 1,
+            ppid: 0,
+            name: "p".into(),
+        });
+        let t = b.thread(p, 1, "");
+        (b, t)
+    };
+    // Blocks of many lifetimes: some live through the whole run.
+    let events = |b: &mut AllocModelBuilder, thread: ThreadId, from: u64, to: u64| {
+        for i in from..to {
+            let addr = 0x1000 + (i % 13) * 0x40;
+            match i % 4 {
+                0 | 1 if i % 13 != 3 => free(b, thread, i * 10, addr),
+                _ => alloc(b, thread, i * 10, addr),
+            }
+        }
+    };
+    let (mut sliding, t) = start();
+    events(&mut sliding, t, 0, 300);
+    let before = sliding.block_count();
+    let from = sliding.slide_window(40).expect("more than 40 blocks");
+    assert!(sliding.block_count() < before);
+    assert!(sliding.block_count() >= 40);
+    events(&mut sliding, t, 300, 500);
+    let (mut started, _) = start();
+    started.start_at(from);
+    events(&mut started, t, 0, 500);
+    let (sliding, started) = (sliding.finish(5000), started.finish(5000));
+    assert_eq!(sliding.blocks(), started.blocks());
+    assert_eq!(sliding.run(), started.run());
+    assert!(sliding.blocks().iter().any(|b| b.t_alloc < from));
 }

@@ -40,6 +40,7 @@ struct LiveBlock {
 }
 
 /// Builds a [`HeapModel`] from events given in time order.
+#[derive(Clone)]
 pub struct HeapModelBuilder {
     model: HeapModel,
     live: FxHashMap<u64, LiveBlock>,
@@ -112,6 +113,19 @@ impl HeapModelBuilder {
     pub fn coalescing(instants: Vec<u64>) -> Self {
         HeapModelBuilder {
             coalesce: Some(Coalescer::new(instants)),
+            ..Self::new()
+        }
+    }
+
+    /// A coalescing builder for a run still being recorded, whose end is unknown: exact
+    /// at `lines + 1` evenly spaced times over `[0, horizon]` (doubling, every other
+    /// line going, each time the run passes it: between half and all of `lines` over
+    /// the run so far), at every time of `pinned`, and at the peak and dip of every
+    /// bucket between two of those. Memory as [`HeapModelBuilder::coalescing`]; feeding
+    /// costs the same but for a pass over the rows each time the horizon doubles.
+    pub fn coalescing_growing(horizon: u64, lines: u64, pinned: Vec<u64>) -> Self {
+        HeapModelBuilder {
+            coalesce: Some(Coalescer::growing(horizon, lines, pinned)),
             ..Self::new()
         }
     }
@@ -399,6 +413,14 @@ impl HeapModelBuilder {
         self.model.marks.push(Mark { t_ns: t, name });
     }
 
+    /// The model of the events so far, as [`HeapModelBuilder::end`] would return it
+    /// with the run ending at `t_ns`, leaving the builder to go on (a trace still being
+    /// written). Costs a copy of the builder: the live set, the context and, for a
+    /// coalescing builder, its rows.
+    pub fn snapshot(&self, t_ns: u64) -> HeapModel {
+        self.clone().end(t_ns)
+    }
+
     /// Ends the run at `t_ns` and returns the model. Blocks still live stay live
     /// ([`NEVER_FREED`]).
     pub fn end(mut self, t_ns: u64) -> HeapModel {
@@ -583,5 +605,50 @@ mod tests {
         b.free(3, 1, 0x20);
         let m = b.end(4);
         assert_eq!((m.stats().peak_bytes, m.stats().peak_time_ns), (150, 2));
+    }
+
+    /// The events of a small run: allocations, frees and reallocations over 100 ms.
+    fn feed(b: &mut HeapModelBuilder, from: u64, to: u64) {
+        for i in from..to {
+            let t = i * 1_000_000;
+            let addr = 0x1000 + (i % 7) * 0x100;
+            match i % 5 {
+                0 | 1 => b.free(t, 1, addr),
+                2 => {
+                    b.realloc(t, 1, addr, addr, 64 + i, StackId::ROOT);
+                }
+                _ => {
+                    b.alloc(t, 1 + i % 2, addr, 32 + i, StackId::ROOT, AllocKind::Malloc);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_snapshot_is_the_end_of_the_events_so_far_and_leaves_the_builder_going_on() {
+        let grid: Vec<u64> = (0..=16).map(|i| i * 6_250_000).collect();
+        for coalescing in [false, true] {
+            let new = || match coalescing {
+                true => HeapModelBuilder::coalescing(grid.clone()),
+                false => HeapModelBuilder::new(),
+            };
+            let (mut going, mut prefix, mut whole) = (new(), new(), new());
+            feed(&mut going, 0, 60);
+            feed(&mut prefix, 0, 60);
+            let snapshot = going.snapshot(60_000_000);
+            assert_eq!(
+                format!("{snapshot:?}"),
+                format!("{:?}", prefix.end(60_000_000)),
+                "a snapshot is the model of the events so far"
+            );
+            assert!(!snapshot.is_empty());
+            feed(&mut going, 60, 100);
+            feed(&mut whole, 0, 100);
+            assert_eq!(
+                format!("{:?}", going.end(100_000_000)),
+                format!("{:?}", whole.end(100_000_000)),
+                "taking a snapshot changes nothing after it"
+            );
+        }
     }
 }

@@ -22,12 +22,22 @@
 //! until then the segments that ended in it wait in a pending list (bounded by one
 //! bucket's frees).
 //!
+//! A run still being recorded ([`Coalescer::growing`]) has no end to space its grid
+//! over: its lines are spaced over a *horizon*, and when the run passes it the horizon
+//! doubles and every other line goes, the closed buckets merging in pairs
+//! (`coalesce/coarsen.rs`). Each instant keeps the live heap it stands for, so a merged
+//! bucket keeps the highest and lowest of its instants; the rows move to the first
+//! instant still kept at or after theirs, which is what a coalescer on the coarser grid
+//! from the start would have given them. The model stays exact at every instant left.
+//!
 //! Memory: the open blocks (the live set), the pending list, the distinct groups, and
 //! one 32-byte row per distinct (group, instant of birth, instant of death) — bounded by
 //! groups × instants², in practice tens to a few thousand rows per group, independent
 //! of the run's length. A row's death instant belongs to the bucket in which the block
 //! died, so a bucket's rows are summed in a small map when it closes and then only
 //! appended: no map of all rows is kept.
+
+mod coarsen;
 
 use rustc_hash::FxHashMap;
 
@@ -103,15 +113,45 @@ struct Extremes {
     carried: u64,
 }
 
+/// A growing run's grid.
+#[derive(Clone)]
+struct Growing {
+    /// The number of buckets between 0 and the horizon.
+    lines: u64,
+    /// The last regular line.
+    horizon: u64,
+    /// Times that stay instants at every resolution (marks, times asked for), sorted.
+    pinned: Vec<u64>,
+}
+
+impl Growing {
+    /// The regular lines up to the horizon and the pinned times, sorted, distinct.
+    fn grid(&self) -> Vec<u64> {
+        let (lines, horizon) = (self.lines, u128::from(self.horizon));
+        let mut grid: Vec<u64> = (0..=lines)
+            .map(|i| (horizon * u128::from(i) / u128::from(lines)) as u64)
+            .chain(self.pinned.iter().copied())
+            .filter(|&t| t != NEVER_FREED)
+            .collect();
+        grid.sort_unstable();
+        grid.dedup();
+        grid
+    }
+}
+
 /// Turns block lifetimes into coalesced rows. Driven by
 /// [`HeapModelBuilder::coalescing`](crate::HeapModelBuilder::coalescing).
+#[derive(Clone)]
 pub(crate) struct Coalescer {
     /// Bucket ends, ascending, distinct.
     grid: Vec<u64>,
     /// The current bucket is `(grid[next - 1], grid[next]]`.
     next: usize,
-    /// Final instants so far, ascending.
+    /// Final instants so far, ascending, and the live heap at each.
     instants: Vec<u64>,
+    live_at: Vec<u64>,
+    /// The grid of a run still being recorded, which coarsens as the run grows.
+    growing: Option<Growing>,
     extremes: Extremes,
     /// The last live-heap value settled, carried into the next bucket.
     live: u64,
@@ -145,6 +185,8 @@ impl Coalescer {
             grid,
             next: 0,
             instants: Vec::new(),
+            live_at: Vec::new(),
+            growing: None,
             extremes: Extremes::default(),
             live: 0,
             open: Vec::new(),
@@ -274,6 +316,9 @@ impl Coalescer {
 
     /// Closes every bucket that ends before `t`.
     pub(crate) fn advance_to(&mut self, t: u64) {
+        while self.growing.as_ref().is_some_and(|g| t > g.horizon) {
+            self.coarsen();
+        }
         if self.next >= self.grid.len() {
             // Past the caller's grid: extend it by the last bucket's width.
             let last = self.grid.last().copied().unwrap_or(0);
@@ -336,17 +381,21 @@ impl Coalescer {
         let end = self.grid[self.next];
         let first_new = self.instants.len();
         let e = std::mem::take(&mut self.extremes);
-        let mut inside: Vec<u64> = [e.high, e.low]
+        let mut inside: Vec<(u64, u64)> = [e.high, e.low]
             .into_iter()
             .flatten()
-            .map(|(_, t)| t)
-            .filter(|&t| t < end && self.instants.last().is_none_or(|&l| t > l))
+            .map(|(bytes, t)| (t, bytes))
+            .filter(|&(t, _)| t < end && self.instants.last().is_none_or(|&l| t > l))
             .collect();
         inside.sort_unstable();
-        inside.dedup();
-        self.instants.extend(inside);
+        inside.dedup_by_key(|&mut (t, _)| t);
+        for (t, bytes) in inside {
+            self.instants.push(t);
+            self.live_at.push(bytes);
+        }
         if self.instants.last().is_none_or(|&l| end > l) {
             self.instants.push(end);
+            self.live_at.push(self.live);
         }
         self.next += 1;
         self.extremes.carried = self.live;

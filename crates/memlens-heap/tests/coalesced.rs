@@ -8,7 +8,9 @@
 //! occasional undefined stack) are fed to both builders; the run statistics, the
 //! diagnostics, the live heap and the unpruned memory trees of several classifier
 //! chains at every exact instant, the extremes of every grid bucket, the timeline's
-//! peak and the well-defined parts of the growth ranking are compared. A hand-made
+//! peak and the well-defined parts of the growth ranking are compared; the same for a
+//! coalescer of a run still being recorded, whose grid coarsens while it is fed
+//! ([`HeapModelBuilder::coalescing_growing`]). A hand-made
 //! trace checks that a short spike between two grid lines becomes an exact instant.
 
 use std::collections::BTreeMap;
@@ -447,8 +449,35 @@ fn suspect_ends(suspects: &[Suspect]) -> SuspectEnds {
 
 fn check(case: &Case) -> Result<(), TestCaseError> {
     let grid = case.grid_times();
-    let exact = feed(case, HeapModelBuilder::new());
     let coalesced = feed(case, HeapModelBuilder::coalescing(grid.clone()));
+    check_model(case, coalesced, &grid)
+}
+
+/// [`check`] for a run still being recorded ([`HeapModelBuilder::coalescing_growing`]):
+/// its `lines` are spaced over a horizon of `1/2^halvings` of the run, so the grid
+/// coarsens `halvings` times or so while the events are fed; the case's grid times are
+/// its pinned times. The grid that must be instants at the end is the pinned times and
+/// the lines at the last horizon.
+fn check_growing(case: &Case, halvings: u32, lines: u64) -> Result<(), TestCaseError> {
+    let run = case.run();
+    let pinned = case.grid_times();
+    let first = (run.end_ns >> halvings).max(1);
+    let growing = HeapModelBuilder::coalescing_growing(first, lines, pinned.clone());
+    let coalesced = feed(case, growing);
+    let mut horizon = first;
+    while run.end_ns > horizon {
+        horizon *= 2;
+    }
+    let mut grid = pinned;
+    let regular =
+        (0..=lines).map(|i| (u128::from(horizon) * u128::from(i) / u128::from(lines)) as u64);
+    grid.extend(regular.filter(|&t| run.contains(t)));
+    check_model(case, coalesced, &grid)
+}
+
+/// Checks `coalesced`, built from `case` to be exact at `grid`, against the exact model.
+fn check_model(case: &Case, coalesced: HeapModel, grid: &[u64]) -> Result<(), TestCaseError> {
+    let exact = feed(case, HeapModelBuilder::new());
     let run = case.run();
     prop_assert_eq!(exact.run(), run);
     prop_assert_eq!(coalesced.run(), run);
@@ -467,7 +496,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
     prop_assert!(instants.windows(2).all(|w| w[0] < w[1]), "{:?}", instants);
     prop_assert!(instants.iter().all(|&i| run.contains(i)), "{:?}", instants);
     prop_assert_eq!(instants.last().copied(), Some(run.end_ns));
-    for g in &grid {
+    for g in grid {
         prop_assert!(instants.binary_search(g).is_ok(), "grid line {} lost", g);
     }
     let stats = exact.stats();
@@ -479,7 +508,7 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
             instants
         );
     }
-    check_bucket_extremes(case, &exact, &grid, instants)?;
+    check_bucket_extremes(case, &exact, grid, instants)?;
 
     // The live heap at every instant.
     for &i in instants {
@@ -654,6 +683,16 @@ proptest! {
     #[test]
     fn coalesced_model_is_exact_at_its_instants(case in case()) {
         check(&case)?;
+    }
+
+    /// A run still being recorded, whose grid coarsens as it grows (the live view).
+    #[test]
+    fn growing_coalesced_model_is_exact_at_its_instants(
+        case in case(), halvings in 0..6u32, lines in 1..12u64,
+    ) {
+        // Its grid starts at 0, where the run of a trace starts.
+        prop_assume!(case.explicit_start);
+        check_growing(&case, halvings, lines)?;
     }
 }
 

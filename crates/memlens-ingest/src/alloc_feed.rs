@@ -222,6 +222,11 @@ impl AllocFeed {
         symbols: &mut StackSymbols,
         stack: StackId,
     ) -> SiteId {
+        if stack as usize >= md.stacks.len() {
+            // Not defined (yet: a trace still being written defines it with a later
+            // flush): unknown, and not kept as such.
+            return SiteId::UNKNOWN;
+        }
         // The site is the call path's first frame; the path goes with it (brushing
         // shows it).
         let path = symbols.call_path(md, stack, SITE_STACK_FRAMES);

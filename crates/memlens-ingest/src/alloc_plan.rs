@@ -41,7 +41,7 @@ pub(crate) struct AllocPlan {
 /// the user's window (used only when the whole run does not fit) and `budget` bytes
 /// the map may use.
 pub(crate) fn plan(blocks: u64, run_end: u64, asked: Option<(u64, u64)>, budget: u64) -> AllocPlan {
-    let need = blocks.saturating_mul(BYTES_PER_BLOCK);
+    let need = memory_of(blocks);
     if need <= budget {
         return AllocPlan {
             window: None,
@@ -56,25 +56,45 @@ pub(crate) fn plan(blocks: u64, run_end: u64, asked: Option<(u64, u64)>, budget:
         (run_end - len, run_end)
     });
     let share = (to.saturating_sub(from)) as f64 / run_end as f64;
-    let which = if asked.is_some() {
-        "the window asked for".to_owned()
-    } else {
-        format!("its last {:.1} %", share * 100.0)
-    };
-    let note = format!(
-        "the allocation map of all {blocks} blocks would need about {}, more than the {} it \
-         may use ({MEMORY_VARIABLE}): it shows {which}, {} – {} (with the blocks live as it \
-         starts); `--time A..B` (`view`, `report`, `render alloc`) chooses another window",
-        format_bytes(need),
-        format_bytes(budget),
-        format_duration(from),
-        format_duration(to),
-    );
+    let note = window_note(blocks, budget, (from, to), run_end, asked.is_some());
     AllocPlan {
         window: Some((from, to)),
         blocks: ((blocks as f64 * share.min(1.0)) as u64).max(1),
         note: Some(note),
     }
+}
+
+/// The sentence saying which window `[from, to)` of a run ending at `run_end` the
+/// allocation map holds, its `blocks` blocks being too many for `budget` bytes;
+/// `asked` when the user chose the window.
+pub(crate) fn window_note(
+    blocks: u64,
+    budget: u64,
+    (from, to): (u64, u64),
+    run_end: u64,
+    asked: bool,
+) -> String {
+    let share = (to.saturating_sub(from)) as f64 / run_end.max(1) as f64;
+    let which = if asked {
+        "the window asked for".to_owned()
+    } else {
+        format!("its last {:.1} %", share * 100.0)
+    };
+    format!(
+        "the allocation map of all {blocks} blocks would need about {}, more than the {} it \
+         may use ({MEMORY_VARIABLE}): it shows {which}, {} – {} (with the blocks live as it \
+         starts); `--time A..B` (`view`, `report`, `render alloc`) chooses another window",
+        format_bytes(blocks.saturating_mul(BYTES_PER_BLOCK)),
+        format_bytes(budget),
+        format_duration(from),
+        format_duration(to),
+    )
+}
+
+/// The memory the allocation map's model takes for `blocks` blocks (see
+/// [`BYTES_PER_BLOCK`]).
+pub(crate) fn memory_of(blocks: u64) -> u64 {
+    blocks.saturating_mul(BYTES_PER_BLOCK)
 }
 
 /// Each trace's clock offset on the allocation map's common timeline: traces (a

@@ -1,22 +1,27 @@
 //! Following a trace that is still being written (`memlens record --view`, or `memlens
-//! view` of a running program's trace): the trace is read again whenever it has grown,
-//! at most once a [`FOLLOW_INTERVAL`] and never more often than a read takes, and each
-//! read's models are handed on; the last read is made once the program has ended.
+//! view` of a running program's trace): the trace is read further whenever it has
+//! grown, at most once a [`FOLLOW_INTERVAL`] and never more often than a read takes,
+//! and each read's models are handed on; the last read is made once the program has
+//! ended.
 //!
 //! A trace is still being written while it has no `end` record and its process is
 //! alive (`/proc/PID`, so on this machine). It has ended when the `end` record arrives
 //! (a clean exit), or when its process is gone and the file has stopped growing (a
 //! crash or a kill: the recorder had no chance to write `end`).
 //!
-//! Every read is a whole pass over the trace, so an update costs what `memlens view`
-//! costs at that size: under a second up to a few million events, then updates come
-//! as fast as the reads do. Reads of a growing trace neither load nor write its index
-//! (it would be stale a moment later); the final view's `memlens view` writes it.
+//! While the program runs, a read decodes only what was written since the last one
+//! (`live.rs`), so an update costs what the program recorded meanwhile, whatever the
+//! run's length; the models lag the latest event by [`LAG`]. Traces of the Java agent
+//! are read whole at every update. Once the program has ended, the trace is read once
+//! more, whole, as `memlens view` reads it. Reads of a growing trace neither load nor
+//! write its index (it would be stale a moment later); the final view's `memlens view`
+//! writes it.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::input::TraceInput;
+use crate::live::{LiveRead, can_read_live};
 use crate::pass::{Models, Wanted, ingest};
 use crate::progress::NoProgress;
 use crate::symbols::StackSymbols;
@@ -36,18 +41,24 @@ fn process_alive(pid: u32) -> bool {
     pid != 0 && Path::new(&format!("/proc/{pid}")).exists()
 }
 
+pub use crate::live::LAG;
+
 /// One read of a followed trace.
 pub struct Update {
     /// The trace as read (its damage includes a chunk still being written at the end).
     pub input: TraceInput,
-    /// Its namer.
-    pub symbols: StackSymbols,
     /// What the read built.
     pub models: Models,
     /// Whether the program is still running (more updates follow).
     pub running: bool,
     /// How long the read took.
     pub took: Duration,
+    /// The time up to which the models hold every event (ns): the run's end once the
+    /// program has ended, [`LAG`] before the latest event while it runs.
+    pub until_ns: u64,
+    /// Whether the read went through the whole trace (the first read, the final one,
+    /// every read of a Java trace) rather than on from the last.
+    pub whole: bool,
 }
 
 /// Follows the trace at `path`: calls `update` with the `wanted` models after every
@@ -64,6 +75,7 @@ pub fn follow(
     let mut last_growth = Instant::now();
     let mut wait = FOLLOW_INTERVAL;
     let mut pid: Option<u32> = None;
+    let mut live: Option<LiveRead> = None;
     loop {
         std::thread::sleep(wait);
         wait = FOLLOW_INTERVAL;
@@ -87,18 +99,36 @@ pub fn follow(
         }
         last_len = len;
         let started = Instant::now();
-        let mut inputs = vec![input];
-        let mut symbols = vec![StackSymbols::new(&inputs[0].metadata)];
-        let models = ingest(&mut inputs, &mut symbols, wanted.clone(), &NoProgress);
+        let mut input = input;
+        let (models, until_ns, whole) = if ended || !can_read_live(&input.metadata) {
+            live = None;
+            let mut inputs = vec![input];
+            let mut symbols = vec![StackSymbols::new(&inputs[0].metadata)];
+            let models = ingest(&mut inputs, &mut symbols, wanted.clone(), &NoProgress);
+            input = inputs.remove(0);
+            (models, input.run_end_ns(), true)
+        } else {
+            let first = live.is_none();
+            let read = match live.as_mut() {
+                Some(read) => {
+                    read.extend(&input);
+                    read
+                }
+                None => live.insert(LiveRead::start(&input, wanted)),
+            };
+            input.damage.extend(read.damage().iter().cloned());
+            (read.models(&input), read.fed_to(), first)
+        };
         let took = started.elapsed();
         // Never read more often than reading takes: half the time stays the program's.
         wait = FOLLOW_INTERVAL.max(took);
         let more = update(Update {
-            input: inputs.remove(0),
-            symbols: symbols.remove(0),
+            input,
             models,
             running: !ended,
             took,
+            until_ns,
+            whole,
         });
         if ended || more.is_none() {
             return Ok(());

@@ -33,7 +33,7 @@ pub const GRID_LINES: u64 = 2048;
 
 /// The times the heap model of `md` is built to be exact at: the grid, the marks and
 /// `extra`.
-pub(crate) fn grid(md: &Metadata, extra: &[u64]) -> Vec<u64> {
+fn grid(md: &Metadata, extra: &[u64]) -> Vec<u64> {
     let end = md.last_time;
     let mut grid: Vec<u64> = (0..=GRID_LINES)
         .map(|i| (u128::from(end) * u128::from(i) / u128::from(GRID_LINES)) as u64)
@@ -44,6 +44,7 @@ pub(crate) fn grid(md: &Metadata, extra: &[u64]) -> Vec<u64> {
 }
 
 /// Feeds one trace's events into a heap model.
+#[derive(Clone)]
 pub(crate) struct HeapFeed {
     builder: HeapModelBuilder,
     /// The engine type of every stack id (Java traces), empty otherwise.
@@ -54,28 +55,48 @@ pub(crate) struct HeapFeed {
     walks: Vec<HeapWalkRecord>,
     /// The trace stack of every live object, kept only when the trace has heap walks.
     live_stacks: FxHashMap<u64, u32>,
+    /// The stack ids given to the builder so far (below this), and the engine frame
+    /// of every return address met.
+    stacks_added: u32,
+    innermost: FxHashMap<u64, FrameId>,
 }
 
 impl HeapFeed {
     /// A builder with the context of `md` (symbolized through `symbols`), exact at
     /// `extra` times besides its grid.
     pub(crate) fn new(md: &Metadata, symbols: &mut StackSymbols, extra: &[u64]) -> HeapFeed {
-        let mut builder = HeapModelBuilder::coalescing(grid(md, extra));
+        let builder = HeapModelBuilder::coalescing(grid(md, extra));
+        HeapFeed::with(builder, md, symbols)
+    }
+
+    /// [`HeapFeed::new`] for a trace still being written: its grid is spaced over
+    /// `horizon` and coarsens as the run passes it
+    /// ([`HeapModelBuilder::coalescing_growing`]); exact at the marks made so far too.
+    pub(crate) fn growing(md: &Metadata, symbols: &mut StackSymbols, horizon: u64) -> HeapFeed {
+        let marks = md.marks.iter().map(|m| m.t).collect();
+        let builder = HeapModelBuilder::coalescing_growing(horizon, GRID_LINES, marks);
+        HeapFeed::with(builder, md, symbols)
+    }
+
+    fn with(mut builder: HeapModelBuilder, md: &Metadata, symbols: &mut StackSymbols) -> HeapFeed {
         if let Some(sampling) = md.sample_interval.and_then(Sampling::new) {
             builder.sampled(sampling);
         }
         builder.start(0);
-        add_context(&mut builder, md, symbols);
-        let (types, type_ids) = stack_types(&mut builder, md);
         let mut walks = md.heap_walks.clone();
         walks.reverse();
-        HeapFeed {
+        let mut feed = HeapFeed {
             builder,
-            types,
-            type_ids,
+            types: Vec::new(),
+            type_ids: FxHashMap::default(),
             walks,
             live_stacks: FxHashMap::default(),
-        }
+            stacks_added: 1,
+            innermost: FxHashMap::default(),
+        };
+        feed.add_context(md, symbols);
+        (feed.types, feed.type_ids) = stack_types(&mut feed.builder, md);
+        feed
     }
 
     /// Applies the heap walks made at or before `t`.
@@ -168,6 +189,11 @@ impl HeapFeed {
         }
     }
 
+    /// The model of the events so far, its run ending at `end_ns`, the feed going on.
+    pub(crate) fn snapshot(&self, end_ns: u64) -> memlens_heap::HeapModel {
+        self.clone().finish(end_ns)
+    }
+
     /// The model, its run ending at `end_ns`.
     pub(crate) fn finish(mut self, end_ns: u64) -> memlens_heap::HeapModel {
         let last_walk = self.walks.first().map_or(0, |w| w.walk.t);
@@ -176,50 +202,59 @@ impl HeapFeed {
     }
 }
 
-/// Adds the frames, stacks and thread names of `md`.
-fn add_context(builder: &mut HeapModelBuilder, md: &Metadata, symbols: &mut StackSymbols) {
-    let stacks = &md.stacks;
-    let nodes = stacks.len() as u32;
-    symbols.prepare_all(md);
-    let mut innermost: FxHashMap<u64, FrameId> = FxHashMap::default();
-    for id in 1..nodes {
-        let ip = stacks.ip(id);
-        let frame = match innermost.get(&ip) {
-            Some(&f) => f,
-            None if ip == 0 => FrameId::UNKNOWN,
-            None => {
-                // Frames come innermost first; the engine wants the outer frame of a
-                // chain first, each inlined frame naming the frame it was inlined into.
-                let mut frame = FrameId::UNKNOWN;
-                for (i, site) in symbols.frames_at(ip).iter().rev().enumerate() {
-                    // A frame nothing names is labelled as everywhere else,
-                    // `0x… (in module+0x…)`, so each such address is a group of its own.
-                    let unnamed = (!site.is_symbolized()).then(|| site.to_string());
-                    frame = builder.add_frame(FrameInfo {
-                        function: unnamed.as_deref().unwrap_or(&site.function),
-                        file: site.file_name(),
-                        line: site.line,
-                        module: &site.module,
-                        inlined_into: (i > 0).then_some(frame),
-                        kind: site.kind,
-                    });
+impl HeapFeed {
+    /// Adds the frames and stacks of `md` not added yet (all of them the first time;
+    /// those a trace still being written has defined since, later), and names its
+    /// threads.
+    pub(crate) fn add_context(&mut self, md: &Metadata, symbols: &mut StackSymbols) {
+        let stacks = &md.stacks;
+        let nodes = stacks.len() as u32;
+        if nodes > self.stacks_added {
+            symbols.prepare_all(md);
+        }
+        let (builder, innermost) = (&mut self.builder, &mut self.innermost);
+        for id in self.stacks_added..nodes {
+            let ip = stacks.ip(id);
+            let frame = match innermost.get(&ip) {
+                Some(&f) => f,
+                None if ip == 0 => FrameId::UNKNOWN,
+                None => {
+                    // Frames come innermost first; the engine wants the outer frame of
+                    // a chain first, each inlined frame naming the frame it was inlined
+                    // into.
+                    let mut frame = FrameId::UNKNOWN;
+                    for (i, site) in symbols.frames_at(ip).iter().rev().enumerate() {
+                        // A frame nothing names is labelled as everywhere else,
+                        // `0x… (in module+0x…)`, so each such address is a group of its
+                        // own.
+                        let unnamed = (!site.is_symbolized()).then(|| site.to_string());
+                        frame = builder.add_frame(FrameInfo {
+                            function: unnamed.as_deref().unwrap_or(&site.function),
+                            file: site.file_name(),
+                            line: site.line,
+                            module: &site.module,
+                            inlined_into: (i > 0).then_some(frame),
+                            kind: site.kind,
+                        });
+                    }
+                    innermost.insert(ip, frame);
+                    frame
                 }
-                innermost.insert(ip, frame);
-                frame
-            }
-        };
-        let added = builder.add_stack(StackId(stacks.parent(id)), frame);
-        debug_assert_eq!(added, StackId(id), "stack ids are kept");
-    }
-    let mut named: Vec<(u32, &str)> = md
-        .threads
-        .iter()
-        .filter(|(_, t)| !t.name.is_empty())
-        .map(|(&tid, t)| (tid, t.name.as_str()))
-        .collect();
-    named.sort_unstable();
-    for (tid, name) in named {
-        builder.name_thread(u64::from(tid), name);
+            };
+            let added = builder.add_stack(StackId(stacks.parent(id)), frame);
+            debug_assert_eq!(added, StackId(id), "stack ids are kept");
+        }
+        self.stacks_added = self.stacks_added.max(nodes);
+        let mut named: Vec<(u32, &str)> = md
+            .threads
+            .iter()
+            .filter(|(_, t)| !t.name.is_empty())
+            .map(|(&tid, t)| (tid, t.name.as_str()))
+            .collect();
+        named.sort_unstable();
+        for (tid, name) in named {
+            builder.name_thread(u64::from(tid), name);
+        }
     }
 }
 

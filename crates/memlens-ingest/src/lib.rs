@@ -15,7 +15,7 @@
 //!    allocator latencies; [`references`] reads the reference chunks for the cache
 //!    lens and [`reference_import`] a reference trace of any format into the simulator;
 //!    [`visit_events`] hands an exporter every event of a trace in time order;
-//!    [`follow`] reads a trace still being written again whenever it grows.
+//!    [`follow`] reads a trace still being written a little more whenever it grows.
 //!
 //! A trace that starts mid-run (`memlens attach`) says so in one sentence
 //! ([`TraceInput::mid_run_note`]), which [`ingest`] adds to every command's notes.
@@ -38,6 +38,7 @@ pub mod follow;
 mod heap_feed;
 mod index;
 mod input;
+mod live;
 mod mid_run;
 mod pass;
 mod progress;

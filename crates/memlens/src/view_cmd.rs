@@ -147,8 +147,9 @@ pub fn run(args: ViewArgs) -> Result<i32> {
     Ok(status)
 }
 
-/// Serves a trace still being written: every read of the grown trace replaces the heap
-/// and allocation-map lenses, and the page follows (`api/live`) until the program ends.
+/// Serves a trace still being written: every read of the grown trace (of what was
+/// written since the last, while the program runs) replaces the heap and allocation-map
+/// lenses, and the page follows (`api/live`) until the program ends.
 pub(crate) fn follow(args: ViewArgs, lenses: Lenses) -> Result<i32> {
     let live = Arc::new(LiveLenses::new(
         lenses.lenses,
@@ -170,8 +171,7 @@ pub(crate) fn follow(args: ViewArgs, lenses: Lenses) -> Result<i32> {
                 live.replace(Arc::new(AllocLens::new(alloc)));
             }
             let ms = read.took.as_millis() as u64;
-            live.status
-                .updated(read.input.run_end_ns(), ms, read.running);
+            live.status.updated(read.until_ns, ms, read.running);
             Some(())
         })
     });

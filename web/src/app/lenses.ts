@@ -33,6 +33,9 @@ export interface LensModule {
   mount(el: HTMLElement, context: LensContext): void | LensHandle | Promise<void | LensHandle>;
   /** The run's key numbers this lens knows, for the header (none when absent). */
   facts?(context: LensContext): Promise<Fact[]>;
+  /** Forgets what it has read of `source`: a followed trace has been read again, so
+   * the header's facts and the lens's refresh read the new data. */
+  reread?(source: Source): void;
 }
 
 const modules = new Map<string, LensModule>();

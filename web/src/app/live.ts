@@ -21,7 +21,7 @@ export function followLive(source: Source, badge: HTMLElement, changed: () => Pr
     if (live.running) {
       const age = Math.max(0, (Date.now() - live.updated_unix_ms) / 1000);
       badge.textContent = `● recording · ${formatDuration(live.recorded_ns)} so far · updated ${age.toFixed(1)} s ago`;
-      badge.title = `The view reads the trace again as it grows (each read took ${live.read_ms} ms).`;
+      badge.title = `The view reads what the program recorded since its last read (the last read took ${live.read_ms} ms); it shows the run up to half a second before the latest event.`;
     } else {
       badge.textContent = `program ended · ${formatDuration(live.recorded_ns)} recorded`;
       badge.title = "The program has ended: this is its whole run.";

@@ -78,6 +78,7 @@ export async function startShell(app: HTMLElement, source: Source, meta: Meta): 
     // After each read of the followed trace: new facts, and every open lens updated in
     // place, or built again when it cannot update itself.
     followLive(source, live, async () => {
+      for (const { module } of lenses) module.reread?.(source);
       replaceChildren(facts, ...(await factsOf()));
       for (const [id, panel] of mounted) {
         const handle = handles.get(id);

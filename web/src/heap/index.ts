@@ -29,11 +29,12 @@ registerLens({
     return {
       // A followed trace grew: read its meta again and update in place.
       refresh: async () => {
-        const fresh = api.meta();
-        opened.set(source, { api, meta: fresh });
-        await lens.refresh(await fresh);
+        await lens.refresh(await heapOf(source).meta);
       },
     };
+  },
+  reread: (source) => {
+    opened.delete(source);
   },
   facts: async ({ source }): Promise<Fact[]> => {
     const meta = await heapOf(source).meta;

@@ -1,6 +1,8 @@
-// A request-serving loop at scale, with one slow leak (cli/scale.rs and
-// bench/index/run.sh). Usage: server THREADS REQUESTS — each of THREADS
-// worker threads (default 2) serves REQUESTS requests (default 100000).
+// A request-serving loop at scale, with one slow leak (cli/scale.rs,
+// bench/index/run.sh and bench/live/run.sh). Usage: server THREADS REQUESTS
+// [RATE] — each of THREADS worker threads (default 2) serves REQUESTS requests
+// (default 100000), as fast as it can or, with RATE, at RATE requests a second
+// (sleeping between batches of 100, as a server waits for its clients).
 //
 // Every request allocates, uses and frees temporaries of mixed sizes:
 //   parse_request  a parse buffer of 512–4095 bytes            malloc + free
@@ -27,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CACHE_SLOTS 4096
 #define SESSION_EVERY 1000
@@ -40,6 +43,7 @@ struct session {
 struct worker {
     pthread_t thread;
     long requests;
+    long rate;
     uint64_t seed;
     uint64_t checksum;
     char *cache[CACHE_SLOTS];
@@ -125,9 +129,26 @@ __attribute__((noinline)) void serve(struct worker *w, long id) {
     w->checksum += sum;
 }
 
+// With a rate, sleeps until request `id` is due.
+static void pace(struct worker *w, long id, const struct timespec *start) {
+    long long due = (long long)(id * 1000000000.0 / (double)w->rate);
+    struct timespec at = {start->tv_sec + (time_t)(due / 1000000000),
+                          start->tv_nsec + (long)(due % 1000000000)};
+    if (at.tv_nsec >= 1000000000) {
+        at.tv_sec += 1;
+        at.tv_nsec -= 1000000000;
+    }
+    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL);
+}
+
 static void *work(void *arg) {
     struct worker *w = arg;
-    for (long id = 0; id < w->requests; id++) serve(w, id);
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (long id = 0; id < w->requests; id++) {
+        if (w->rate > 0 && id % 100 == 0) pace(w, id, &start);
+        serve(w, id);
+    }
     checksum += w->checksum;
     return NULL;
 }
@@ -135,13 +156,15 @@ static void *work(void *arg) {
 int main(int argc, char **argv) {
     int threads = argc > 1 ? atoi(argv[1]) : 2;
     long requests = argc > 2 ? atol(argv[2]) : 100000;
-    if (threads < 1 || requests < 0) {
-        fprintf(stderr, "usage: server THREADS REQUESTS\n");
+    long rate = argc > 3 ? atol(argv[3]) : 0;
+    if (threads < 1 || requests < 0 || rate < 0) {
+        fprintf(stderr, "usage: server THREADS REQUESTS [RATE]\n");
         return 2;
     }
     struct worker *workers = calloc((size_t)threads, sizeof *workers);
     for (int t = 0; t < threads; t++) {
         workers[t].requests = requests;
+        workers[t].rate = rate;
         workers[t].seed = 0x2545F4914F6CDD1Dull + 0x9E3779B97F4A7C15ull * (uint64_t)t;
         if (pthread_create(&workers[t].thread, NULL, work, &workers[t]) != 0) {
             perror("pthread_create");

@@ -79,6 +79,18 @@ fn the_run_ends_at_the_latest_free_even_after_the_last_allocation() {
     );
 }
 
+/// A builder of one process with one thread.
+fn one_process() -> (AllocModelBuilder, ThreadId) {
+    let mut b = AllocModelBuilder::new();
+    let p = b.add_process(ProcessInfo {
+        pid: 1,
+        ppid: 0,
+        name: "p".into(),
+    });
+    let t = b.thread(p, 1, "");
+    (b, t)
+}
+
 /// A snapshot of a builder still being fed (a trace still being written) is the
 /// model of the events so far, and the builder goes on as if none had been taken.
 #[test]
@@ -92,17 +104,7 @@ fn a_snapshot_is_the_model_so_far_and_leaves_the_builder_going_on() {
             }
         }
     };
-    let start = || {
-        let mut b = AllocModelBuilder::new();
-        let p = b.add_process(ProcessInfo {
-            pid: 1,
-            ppid: 0,
-            name: "p".into(),
-        });
-        let t = b.thread(p, 1, "");
-        (b, t)
-    };
-    let ((mut going, t), (mut prefix, _), (mut whole, _)) = (start(), start(), start());
+    let ((mut going, t), (mut prefix, _), (mut whole, _)) = (one_process(), one_process(), one_process());
     events(&mut going, t, 0, 40);
     events(&mut prefix, t, 0, 40);
     assert_eq!(going.block_count(), prefix.block_count());
@@ -123,16 +125,6 @@ fn a_snapshot_is_the_model_so_far_and_leaves_the_builder_going_on() {
 /// or allocated after it, with their true times.
 #[test]
 fn sliding_the_window_keeps_what_a_window_started_there_keeps() {
-    let start = || {
-        let mut b = AllocModelBuilder::new();
-        let p = b.add_process(ProcessInfo {
-            pid: 1,
-            ppid: 0,
-            name: "p".into(),
-        });
-        let t = b.thread(p, 1, "");
-        (b, t)
-    };
     // Blocks of many lifetimes: some live through the whole run.
     let events = |b: &mut AllocModelBuilder, thread: ThreadId, from: u64, to: u64| {
         for i in from..to {
@@ -143,14 +135,14 @@ fn sliding_the_window_keeps_what_a_window_started_there_keeps() {
             }
         }
     };
-    let (mut sliding, t) = start();
+    let (mut sliding, t) = one_process();
     events(&mut sliding, t, 0, 300);
     let before = sliding.block_count();
     let from = sliding.slide_window(40).expect("more than 40 blocks");
     assert!(sliding.block_count() < before);
     assert!(sliding.block_count() >= 40);
     events(&mut sliding, t, 300, 500);
-    let (mut started, _) = start();
+    let (mut started, _) = one_process();
     started.start_at(from);
     events(&mut started, t, 0, 500);
     let (sliding, started) = (sliding.finish(5000), started.finish(5000));

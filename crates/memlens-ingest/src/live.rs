@@ -38,8 +38,8 @@ use std::time::{Duration, Instant};
 
 use memlens_alloc::AllocModelBuilder;
 use memlens_trace::columns::latency_from_code;
-use memlens_trace::decode::decode_events_with_latency;
 use memlens_trace::format::ChunkKind;
+use memlens_trace::merge::read_event_chunk;
 use memlens_trace::{Damage, Event, EventStream, Metadata};
 use rustc_hash::FxHashMap;
 
@@ -184,21 +184,9 @@ impl LiveRead {
             if chunk.offset < self.read_to || chunk.header.kind != ChunkKind::Events {
                 continue;
             }
-            if let Err(damage) = input.file.read_payload(chunk, &mut scratch, &mut payload) {
-                self.damage.push(damage);
-                continue;
-            }
-            events.clear();
-            codes.clear();
-            let decoded =
-                decode_events_with_latency(&chunk.header, &payload, &mut events, &mut codes);
-            if let Err(e) = decoded {
-                self.damage.push(Damage {
-                    offset: chunk.offset,
-                    reason: format!("{} at payload offset {} of the chunk", e.reason, e.offset),
-                    skipped: 0,
-                });
-            }
+            let buffers = (&mut scratch, &mut payload);
+            let read = read_event_chunk(&input.file, chunk, buffers, &mut events, &mut codes);
+            self.damage.extend(read.err());
             let queue = self.queues.entry(chunk.header.stream).or_default();
             for (i, event) in events.iter().enumerate() {
                 let code = codes.get(i).copied().unwrap_or(0);

@@ -155,18 +155,40 @@ fn decode_chunk(
         return (Vec::new(), Vec::new(), Some(d));
     }
     let (mut events, mut latencies) = spare.take();
-    match decode_events_with_latency(&chunk.header, payload, &mut events, &mut latencies) {
-        Ok(()) => (events, latencies, None),
-        Err(e) => (
-            events,
-            latencies,
-            Some(Damage {
-                offset: chunk.offset,
-                reason: format!("{} at payload offset {} of the chunk", e.reason, e.offset),
-                skipped: 0,
-            }),
-        ),
-    }
+    let damage = decode_payload(chunk, payload, &mut events, &mut latencies).err();
+    (events, latencies, damage)
+}
+
+/// Decodes the payload of event chunk `chunk` into `events` and `latencies`, keeping
+/// the events before any damage.
+fn decode_payload(
+    chunk: &ChunkInfo,
+    payload: &[u8],
+    events: &mut Vec<Event>,
+    latencies: &mut Vec<u32>,
+) -> Result<(), Damage> {
+    decode_events_with_latency(&chunk.header, payload, events, latencies).map_err(|e| Damage {
+        offset: chunk.offset,
+        reason: format!("{} at payload offset {} of the chunk", e.reason, e.offset),
+        skipped: 0,
+    })
+}
+
+/// Reads and decodes one event chunk of `trace` into `events` and `latencies` (both
+/// cleared first; latencies as [`EventStream`] keeps them, empty when the chunk has
+/// none): what a reader of a trace still being written uses for the chunks written
+/// since its last read. On damage, the events before it are kept and it is returned.
+pub fn read_event_chunk(
+    trace: &TraceFile,
+    chunk: &ChunkInfo,
+    (scratch, payload): (&mut Vec<u8>, &mut Vec<u8>),
+    events: &mut Vec<Event>,
+    latencies: &mut Vec<u32>,
+) -> Result<(), Damage> {
+    events.clear();
+    latencies.clear();
+    trace.read_payload(chunk, scratch, payload)?;
+    decode_payload(chunk, payload, events, latencies)
 }
 
 impl<'a> EventStream<'a> {

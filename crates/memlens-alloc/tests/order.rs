@@ -104,7 +104,8 @@ fn a_snapshot_is_the_model_so_far_and_leaves_the_builder_going_on() {
             }
         }
     };
-    let ((mut going, t), (mut prefix, _), (mut whole, _)) = (one_process(), one_process(), one_process());
+    let ((mut going, t), (mut prefix, _), (mut whole, _)) =
+        (one_process(), one_process(), one_process());
     events(&mut going, t, 0, 40);
     events(&mut prefix, t, 0, 40);
     assert_eq!(going.block_count(), prefix.block_count());

@@ -409,6 +409,10 @@ impl HeapModelBuilder {
     /// Records a user mark.
     pub fn mark(&mut self, t_ns: u64, name: &str) {
         let t = self.advance(t_ns);
+        if let Some(c) = self.coalesce.as_mut() {
+            // A coalesced model is exact at every mark.
+            c.pin(t);
+        }
         let name = self.model.context.strings.intern(name);
         self.model.marks.push(Mark { t_ns: t, name });
     }

@@ -315,6 +315,23 @@ impl Coalescer {
     }
 
     /// Closes every bucket that ends before `t`.
+    /// Makes `t`, at or after the start of the current bucket, an instant (a mark
+    /// placed while the run is fed), at every resolution of a growing grid.
+    pub(crate) fn pin(&mut self, t: u64) {
+        if t == NEVER_FREED {
+            return;
+        }
+        if let Some(growing) = self.growing.as_mut()
+            && let Err(at) = growing.pinned.binary_search(&t)
+        {
+            growing.pinned.insert(at, t);
+        }
+        let ahead = &self.grid[self.next.min(self.grid.len())..];
+        if let Err(at) = ahead.binary_search(&t) {
+            self.grid.insert(self.next + at, t);
+        }
+    }
+
     pub(crate) fn advance_to(&mut self, t: u64) {
         while self.growing.as_ref().is_some_and(|g| t > g.horizon) {
             self.coarsen();

@@ -499,6 +499,13 @@ fn check_model(case: &Case, coalesced: HeapModel, grid: &[u64]) -> Result<(), Te
     for g in grid {
         prop_assert!(instants.binary_search(g).is_ok(), "grid line {} lost", g);
     }
+    for mark in coalesced.marks() {
+        prop_assert!(
+            instants.binary_search(&mark.t_ns).is_ok(),
+            "mark at {} lost",
+            mark.t_ns
+        );
+    }
     let stats = exact.stats();
     if stats.peak_bytes > 0 {
         prop_assert!(

@@ -30,6 +30,7 @@ fn build(mut b: HeapModelBuilder, allocations: u64) -> HeapModel {
     b.mark(150, "warm-up done");
     b.free(160, 7, 0xdead);
     let mut live = Vec::new();
+    let every = (allocations / 4).max(1);
     for i in 0..allocations {
         let (t, tid, addr) = (200 + i * 37, 7 + i % 2 * 2, 0x1000 + i * 0x40);
         let kind = [AllocKind::New, AllocKind::Malloc][usize::from(i % 5 != 0)];
@@ -45,7 +46,8 @@ fn build(mut b: HeapModelBuilder, allocations: u64) -> HeapModel {
             let addr = live.swap_remove(i as usize * 17 % live.len());
             b.free(t + 11, tid, addr);
         }
-        if i % 50 == 25 {
+        // Four marks (a coalesced model is exact at each, so rows meet between them).
+        if i % every == every / 2 {
             b.mark(t + 20, &format!("mark {i}"));
             b.heap_walk(t + 21, &live.iter().map(|&a| (a, a % 5)).collect());
         }

@@ -8,7 +8,9 @@
 # every 0.2 s and reports, over the run: how many updates the viewer made while the
 # program ran, how long each read took (the server's own figure, `read_ms`), how far
 # behind the recording the view was (the recorded run minus what the view shows,
-# sampled at each poll), and the viewer's peak RSS.
+# sampled at each poll, including the wait for the read after the program has ended),
+# how long that last read took, and the viewer's peak RSS. Every poll is kept in
+# bench/out/live/NAME.polls.tsv.
 #
 #   bench/live/run.sh [SECONDS [RATE]]     (default 60 s, 60000 requests/s a thread)
 #
@@ -96,10 +98,14 @@ result = {
     "trace_mb": os.path.getsize(trace) / 1e6,
 }
 json.dump(result, open(f"{out}/{name}.json", "w"))
+with open(f"{out}/{name}.polls.tsv", "w") as polls:
+    polls.write("wall_s\trunning\tshown_s\ttrace_bytes\n")
+    for s in samples:
+        polls.write(f"{s[0]:.2f}\t{int(s[1])}\t{s[2] / 1e9:.3f}\t{s[3]}\n")
 print(f"{name}: {result['updates']} updates while running, read {result['read_ms_median']:.0f} ms "
       f"median / {result['read_ms_max']:.0f} max / {result['read_ms_last']:.0f} last; view behind "
       f"the recording {result['behind_median_s']:.1f} s median / {result['behind_max_s']:.1f} s "
-      f"max; final whole read {final_ms} ms; viewer peak {hwm} MiB; {events / 1e6:.1f} M events, "
+      f"max; read after the end {final_ms} ms; viewer peak {hwm} MiB; {events / 1e6:.1f} M events, "
       f"{result['trace_mb']:.0f} MB trace, {result['run_s']:.1f} s")
 os.remove(trace)
 PY
@@ -122,7 +128,7 @@ print(f"{'':28} {'baseline':>10} {'memlens':>10} {'ratio':>8}")
 for key, label in [("updates", "updates while running"), ("read_ms_median", "read, median ms"),
                    ("read_ms_max", "read, max ms"), ("read_ms_last", "read, last ms"),
                    ("behind_median_s", "behind, median s"), ("behind_max_s", "behind, max s"),
-                   ("peak_mib", "viewer peak MiB")]:
+                   ("final_read_ms", "read after the end, ms"), ("peak_mib", "viewer peak MiB")]:
     r = m[key] / b[key] if key == "updates" and b[key] else ratio(key)
     print(f"{label:28} {b[key]:>10.1f} {m[key]:>10.1f} {r:>7.2f}×")
 PY

@@ -9,13 +9,13 @@
 //! (a clean exit), or when its process is gone and the file has stopped growing (a
 //! crash or a kill: the recorder had no chance to write `end`).
 //!
-//! While the program runs, a read decodes only what was written since the last one
-//! (`live.rs`), so an update costs what the program recorded meanwhile, whatever the
-//! run's length; the models lag the latest event by [`LAG`]. Traces of the Java agent
-//! are read whole at every update. Once the program has ended, the trace is read once
-//! more, whole, as `memlens view` reads it. Reads of a growing trace neither load nor
-//! write its index (it would be stale a moment later); the final view's `memlens view`
-//! writes it.
+//! A read decodes only what was written since the last one (`live.rs`), so an update
+//! costs what the program recorded meanwhile, whatever the run's length; while the
+//! program runs, the models lag the latest event by [`LAG`], and the read after it has
+//! ended feeds the rest, so the last models hold the whole run. A program that ends
+//! before the first read, and the Java agent's traces, are read whole instead. Reads of
+//! a growing trace neither load nor write its index (it would be stale a moment later);
+//! the next `memlens view` of the finished trace writes it.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -56,8 +56,8 @@ pub struct Update {
     /// The time up to which the models hold every event (ns): the run's end once the
     /// program has ended, [`LAG`] before the latest event while it runs.
     pub until_ns: u64,
-    /// Whether the read went through the whole trace (the first read, the final one,
-    /// every read of a Java trace) rather than on from the last.
+    /// Whether the read went through the whole trace (the first read, every read of a
+    /// Java trace) rather than on from the last.
     pub whole: bool,
 }
 
@@ -100,7 +100,8 @@ pub fn follow(
         last_len = len;
         let started = Instant::now();
         let mut input = input;
-        let (models, until_ns, whole) = if ended || !can_read_live(&input.metadata) {
+        let whole_read = live.is_none() && ended || !can_read_live(&input.metadata);
+        let (models, until_ns, whole) = if whole_read {
             live = None;
             let mut inputs = vec![input];
             let mut symbols = vec![StackSymbols::new(&inputs[0].metadata)];
@@ -110,6 +111,10 @@ pub fn follow(
         } else {
             let first = live.is_none();
             let read = match live.as_mut() {
+                Some(read) if ended => {
+                    read.finish(&input);
+                    read
+                }
                 Some(read) => {
                     read.extend(&input);
                     read

@@ -7,7 +7,8 @@
 //! writes a chunk per thread at each flush (every 100 ms), so the threads' chunks
 //! arrive out of step by about that much. A read feeds the builders, in time order
 //! across threads, the events up to [`LAG`] before the latest event read; later ones
-//! wait in per-thread queues for the next read. An event that still arrives behind that
+//! wait in per-thread queues for the next read, or for the last one, once the program
+//! has ended ([`LiveRead::finish`]), which feeds them all. An event that still arrives behind that
 //! line (a thread descheduled for longer) is fed at the line, and the heap model counts
 //! it among its out-of-order events.
 //!
@@ -200,6 +201,24 @@ impl LiveRead {
         }
         let line = self.line();
         self.catch_up(md, line);
+        self.keep_within_budget();
+    }
+
+    /// Reads the rest of a trace whose program has ended and feeds every event: the
+    /// models then hold the whole run, to its end.
+    pub(crate) fn finish(&mut self, input: &TraceInput) {
+        self.extend(input);
+        let end = input.run_end_ns();
+        self.catch_up(&input.metadata, end.max(self.newest));
+        self.fed_to = end.max(self.fed_to);
+        self.keep_within_budget();
+        if let Some(a) = self.alloc.as_mut() {
+            a.snapshot = None; // the whole run's map is due at once
+        }
+    }
+
+    /// Slides the allocation map's window forward past half its budget.
+    fn keep_within_budget(&mut self) {
         if let Some(a) = self.alloc.as_mut()
             && alloc_plan::memory_of(a.builder.block_count() as u64) > a.budget / 2
         {

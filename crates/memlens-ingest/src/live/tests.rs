@@ -202,5 +202,20 @@ fn a_live_read_holds_the_events_up_to_its_line_and_goes_on_from_there() {
         }
     }
     assert!(steps > 15, "{steps} reads");
+    // The program has ended: the last read feeds the rest, to the run's end.
+    let input = open(&path, &bytes);
+    let Some(mut read) = read else {
+        unreachable!("started")
+    };
+    read.finish(&input);
+    let models = read.models(&input);
+    let heap = models.heap.expect("a heap model");
+    let allocations = events.iter().filter(|e| matches!(e, Event::Alloc { .. }));
+    assert_eq!(heap.stats().allocations, allocations.count() as u64);
+    assert_eq!(heap.run().end_ns, input.run_end_ns());
+    let alloc = models
+        .alloc
+        .expect("the whole run's allocation map, at once");
+    assert_eq!(alloc.run().end_ns, input.run_end_ns());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -314,7 +314,6 @@ impl Coalescer {
         self.live = live_bytes;
     }
 
-    /// Closes every bucket that ends before `t`.
     /// Makes `t`, at or after the start of the current bucket, an instant (a mark
     /// placed while the run is fed), at every resolution of a growing grid.
     pub(crate) fn pin(&mut self, t: u64) {
@@ -332,6 +331,8 @@ impl Coalescer {
         }
     }
 
+    /// Closes every bucket that ends before `t` (coarsening a growing grid first when
+    /// `t` is past its horizon).
     pub(crate) fn advance_to(&mut self, t: u64) {
         while self.growing.as_ref().is_some_and(|g| t > g.horizon) {
             self.coarsen();

@@ -26,6 +26,8 @@ use crate::pass::{Models, Wanted, ingest};
 use crate::progress::NoProgress;
 use crate::symbols::StackSymbols;
 
+pub use crate::live::LAG;
+
 /// The shortest time between two reads.
 pub const FOLLOW_INTERVAL: Duration = Duration::from_millis(700);
 /// A trace whose process is gone is complete once it has not grown for this long.
@@ -41,8 +43,6 @@ fn process_alive(pid: u32) -> bool {
     pid != 0 && Path::new(&format!("/proc/{pid}")).exists()
 }
 
-pub use crate::live::LAG;
-
 /// One read of a followed trace.
 pub struct Update {
     /// The trace as read (its damage includes a chunk still being written at the end).
@@ -56,9 +56,6 @@ pub struct Update {
     /// The time up to which the models hold every event (ns): the run's end once the
     /// program has ended, [`LAG`] before the latest event while it runs.
     pub until_ns: u64,
-    /// Whether the read went through the whole trace (the first read, every read of a
-    /// Java trace) rather than on from the last.
-    pub whole: bool,
 }
 
 /// Follows the trace at `path`: calls `update` with the `wanted` models after every
@@ -101,15 +98,14 @@ pub fn follow(
         let started = Instant::now();
         let mut input = input;
         let whole_read = live.is_none() && ended || !can_read_live(&input.metadata);
-        let (models, until_ns, whole) = if whole_read {
+        let (models, until_ns) = if whole_read {
             live = None;
             let mut inputs = vec![input];
             let mut symbols = vec![StackSymbols::new(&inputs[0].metadata)];
             let models = ingest(&mut inputs, &mut symbols, wanted.clone(), &NoProgress);
             input = inputs.remove(0);
-            (models, input.run_end_ns(), true)
+            (models, input.run_end_ns())
         } else {
-            let first = live.is_none();
             let read = match live.as_mut() {
                 Some(read) if ended => {
                     read.finish(&input);
@@ -122,7 +118,7 @@ pub fn follow(
                 None => live.insert(LiveRead::start(&input, wanted)),
             };
             input.damage.extend(read.damage().iter().cloned());
-            (read.models(&input), read.fed_to(), first)
+            (read.models(&input), read.fed_to())
         };
         let took = started.elapsed();
         // Never read more often than reading takes: half the time stays the program's.
@@ -133,7 +129,6 @@ pub fn follow(
             running: !ended,
             took,
             until_ns,
-            whole,
         });
         if ended || more.is_none() {
             return Ok(());

@@ -14,7 +14,9 @@
 #
 #   bench/live/run.sh [SECONDS [RATE]]     (default 60 s, 60000 requests/s a thread)
 #
-# BASELINE=/path/to/memlens runs the same with another build first (e.g. one built
+# VIEW_AFTER=S opens the viewer S seconds into the recording (a program recorded for a
+# while before anyone looks), and reports how long the view then took to come within
+# 2 s of the recording. BASELINE=/path/to/memlens runs the same with another build first (e.g. one built
 # from an earlier commit, which read the whole trace again at every update) and prints
 # the ratios side by side. heaptrack, bytehound and DHAT have no live view; memray's
 # live mode shows only the current snapshot. A benchmark, not a test: it reports.
@@ -33,9 +35,10 @@ cc -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -pthread \
 # One run: record the server with RECORDER while VIEWER follows the trace.
 run() {
     local name=$1 viewer=$2
-    python3 - "$name" "$memlens" "$viewer" "$out" "$requests" "$rate" <<'PY'
+    python3 - "$name" "$memlens" "$viewer" "$out" "$requests" "$rate" "${VIEW_AFTER:-0}" <<'PY'
 import json, os, re, statistics, subprocess, sys, time, urllib.error, urllib.request
-name, recorder, viewer, out, requests, rate = sys.argv[1:]
+name, recorder, viewer, out, requests, rate, view_after = sys.argv[1:]
+view_after = float(view_after)
 trace = f"{out}/{name}.mlens"
 for stale in (trace, trace + ".mlidx"):
     if os.path.exists(stale):
@@ -45,7 +48,8 @@ rec = subprocess.Popen([recorder, "record", "-q", "-f", "-o", trace, "--",
                         f"{out}/server", "2", requests, rate], stdout=subprocess.DEVNULL)
 while not os.path.exists(trace) or os.path.getsize(trace) < 4096:
     time.sleep(0.05)
-time.sleep(0.3)
+time.sleep(0.3 + view_after)
+view_started = time.monotonic() - start
 view = subprocess.Popen([viewer, "view", "--no-open", trace], stdout=subprocess.PIPE,
                         stderr=subprocess.DEVNULL, text=True)
 url = None
@@ -84,17 +88,18 @@ records = json.loads(subprocess.run([recorder, "summary", "--json", trace], capt
                                     text=True).stdout or "{}")
 events = sum(records.get(k, 0) for k in ("allocations", "frees", "reallocations"))
 # How far behind: at each poll while running, the run recorded so far (wall time since
-# the recording started, less the start-up before the first poll) minus what the view
-# shows; reported as the median and the largest.
+# the recording started) minus what the view shows; reported as the median and the
+# largest, and when the view first came within 2 s of the recording after it opened.
 running = [s for s in samples if s[1]]
-t0 = running[0][0] - running[0][2] / 1e9 if running else 0
-behind = [max(0.0, (s[0] - t0) - s[2] / 1e9) for s in running]
+behind = [max(0.0, s[0] - s[2] / 1e9) for s in running]
+caught = next((s[0] - view_started for s, b in zip(running, behind) if b < 2.0), None)
 result = {
     "name": name, "updates": len(reads), "read_ms_median": statistics.median(reads) if reads else 0,
     "read_ms_max": max(reads) if reads else 0, "read_ms_last": reads[-1] if reads else 0,
     "behind_median_s": statistics.median(behind) if behind else 0,
     "behind_max_s": max(behind) if behind else 0, "final_read_ms": final_ms,
     "run_s": samples[-1][0], "peak_mib": hwm, "events": events,
+    "view_after_s": view_after, "caught_up_s": caught if caught is not None else float("nan"),
     "trace_mb": os.path.getsize(trace) / 1e6,
 }
 json.dump(result, open(f"{out}/{name}.json", "w"))
@@ -106,7 +111,8 @@ print(f"{name}: {result['updates']} updates while running, read {result['read_ms
       f"median / {result['read_ms_max']:.0f} max / {result['read_ms_last']:.0f} last; view behind "
       f"the recording {result['behind_median_s']:.1f} s median / {result['behind_max_s']:.1f} s "
       f"max; read after the end {final_ms} ms; viewer peak {hwm} MiB; {events / 1e6:.1f} M events, "
-      f"{result['trace_mb']:.0f} MB trace, {result['run_s']:.1f} s")
+      f"{result['trace_mb']:.0f} MB trace, {result['run_s']:.1f} s; opened {view_after:.0f} s in, "
+      f"within 2 s of the recording {result['caught_up_s']:.1f} s after")
 os.remove(trace)
 PY
 }
@@ -128,7 +134,8 @@ print(f"{'':28} {'baseline':>10} {'memlens':>10} {'ratio':>8}")
 for key, label in [("updates", "updates while running"), ("read_ms_median", "read, median ms"),
                    ("read_ms_max", "read, max ms"), ("read_ms_last", "read, last ms"),
                    ("behind_median_s", "behind, median s"), ("behind_max_s", "behind, max s"),
-                   ("final_read_ms", "read after the end, ms"), ("peak_mib", "viewer peak MiB")]:
+                   ("final_read_ms", "read after the end, ms"), ("peak_mib", "viewer peak MiB"),
+                   ("caught_up_s", "opened, then within 2 s, s")]:
     r = m[key] / b[key] if key == "updates" and b[key] else ratio(key)
     print(f"{label:28} {b[key]:>10.1f} {m[key]:>10.1f} {r:>7.2f}×")
 PY

@@ -12,8 +12,8 @@
 //! A read decodes only what was written since the last one (`live.rs`), so an update
 //! costs what the program recorded meanwhile, whatever the run's length; while the
 //! program runs, the models lag the latest event by [`LAG`], and the read after it has
-//! ended feeds the rest, so the last models hold the whole run. A program that ends
-//! before the first read, and the Java agent's traces, are read whole instead. Reads of
+//! ended feeds the rest, so the last models hold the whole run. The Java agent's traces
+//! are read whole instead. Reads of
 //! a growing trace neither load nor write its index (it would be stale a moment later);
 //! the next `memlens view` of the finished trace writes it.
 
@@ -58,13 +58,20 @@ pub struct Update {
     pub until_ns: u64,
 }
 
+/// Where following a trace goes on from: the first read of a trace still being written
+/// ([`crate::ingest`] with [`Wanted::growing`] set makes it, in
+/// [`crate::Models::following`]), so that following it does not read it all again.
+pub struct Following(pub(crate) LiveRead);
+
 /// Follows the trace at `path`: calls `update` with the `wanted` models after every
-/// read of a grown trace, until the program has ended (the last call has `running`
-/// false) or `update` returns `None`. A trace that cannot be opened any more (deleted,
-/// replaced by another file) ends the following, with its error.
+/// read of a grown trace, going on from `first` when given, until the program has ended
+/// (the last call has `running` false) or `update` returns `None`. A trace that cannot
+/// be opened any more (deleted, replaced by another file) ends the following, with its
+/// error.
 pub fn follow(
     path: &Path,
     wanted: &Wanted,
+    first: Option<Following>,
     mut update: impl FnMut(Update) -> Option<()>,
 ) -> Result<(), crate::IngestError> {
     let path: PathBuf = path.to_owned();
@@ -72,7 +79,7 @@ pub fn follow(
     let mut last_growth = Instant::now();
     let mut wait = FOLLOW_INTERVAL;
     let mut pid: Option<u32> = None;
-    let mut live: Option<LiveRead> = None;
+    let mut live: Option<LiveRead> = first.map(|f| f.0);
     loop {
         std::thread::sleep(wait);
         wait = FOLLOW_INTERVAL;
@@ -97,8 +104,7 @@ pub fn follow(
         last_len = len;
         let started = Instant::now();
         let mut input = input;
-        let whole_read = live.is_none() && ended || !can_read_live(&input.metadata);
-        let (models, until_ns) = if whole_read {
+        let (models, until_ns) = if !can_read_live(&input.metadata) {
             live = None;
             let mut inputs = vec![input];
             let mut symbols = vec![StackSymbols::new(&inputs[0].metadata)];
@@ -107,16 +113,15 @@ pub fn follow(
             (models, input.run_end_ns())
         } else {
             let read = match live.as_mut() {
-                Some(read) if ended => {
-                    read.finish(&input);
-                    read
-                }
                 Some(read) => {
                     read.extend(&input);
                     read
                 }
                 None => live.insert(LiveRead::start(&input, wanted)),
             };
+            if ended {
+                read.finish(&input);
+            }
             input.damage.extend(read.damage().iter().cloned());
             (read.models(&input), read.fed_to())
         };

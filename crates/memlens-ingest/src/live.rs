@@ -207,7 +207,9 @@ impl LiveRead {
     /// Reads the rest of a trace whose program has ended and feeds every event: the
     /// models then hold the whole run, to its end.
     pub(crate) fn finish(&mut self, input: &TraceInput) {
-        self.extend(input);
+        if self.read_to < read_to(input) {
+            self.extend(input);
+        }
         let end = input.run_end_ns();
         self.catch_up(&input.metadata, end.max(self.newest));
         self.fed_to = end.max(self.fed_to);

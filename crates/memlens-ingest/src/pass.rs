@@ -13,9 +13,11 @@ use memlens_trace::{AllocFn, Event, EventStream, MapChange, Metadata};
 
 use crate::alloc_feed::AllocFeed;
 use crate::alloc_plan;
+use crate::follow::Following;
 use crate::heap_feed::HeapFeed;
 use crate::index::{self, Lookup};
 use crate::input::TraceInput;
+use crate::live::{LiveRead, can_read_live};
 use crate::progress::{ChunkProgress, Progress};
 use crate::symbols::StackSymbols;
 
@@ -37,7 +39,9 @@ pub struct Wanted {
     /// The streaming summary and allocator latencies of the first trace.
     pub summary: bool,
     /// The trace is still being written ([`follow`](crate::follow)): its index is
-    /// neither read nor written, since it would be stale a moment later.
+    /// neither read nor written, since it would be stale a moment later, and (one trace,
+    /// not the Java agent's) it is read as following it reads, up to half a second
+    /// before its latest event, leaving [`Models::following`] to go on from.
     pub growing: bool,
 }
 
@@ -88,6 +92,8 @@ pub struct Models {
     /// Sentences for the user: why an index was rebuilt or could not be written, why
     /// the allocation map was left out.
     pub notes: Vec<String>,
+    /// Where following the trace goes on from, when it was read as still being written.
+    pub following: Option<Following>,
 }
 
 /// The most bytes the program's own mappings held at once (`memlens record --mmap`).
@@ -143,6 +149,18 @@ pub fn ingest(
     wanted: Wanted,
     progress: &dyn Progress,
 ) -> Models {
+    if wanted.growing
+        && let [input] = inputs
+        && can_read_live(&input.metadata)
+    {
+        let mut read = LiveRead::start(input, &wanted);
+        input.damage.extend(read.damage().iter().cloned());
+        let models = read.models(input);
+        return Models {
+            following: Some(Following(read)),
+            ..models
+        };
+    }
     let mut models = Models::default();
     models
         .notes

@@ -150,7 +150,7 @@ pub fn run(args: ViewArgs) -> Result<i32> {
 /// Serves a trace still being written: every read of the grown trace (of what was
 /// written since the last, while the program runs) replaces the heap and allocation-map
 /// lenses, and the page follows (`api/live`) until the program ends.
-pub(crate) fn follow(args: ViewArgs, lenses: Lenses) -> Result<i32> {
+pub(crate) fn follow(args: ViewArgs, mut lenses: Lenses) -> Result<i32> {
     let live = Arc::new(LiveLenses::new(
         lenses.lenses,
         lenses.read.inputs[0].run_end_ns(),
@@ -162,8 +162,9 @@ pub(crate) fn follow(args: ViewArgs, lenses: Lenses) -> Result<i32> {
         default_classifiers: args.by.clone(),
     };
     let (file, wanted) = (args.file.clone(), Wanted::growing());
+    let first = lenses.read.models.following.take();
     std::thread::spawn(move || {
-        memlens_ingest::follow::follow(&file, &wanted, |mut read| {
+        memlens_ingest::follow::follow(&file, &wanted, first, |mut read| {
             if let Some(heap) = read.models.heap.take() {
                 live.replace(Arc::new(HeapLens::new(heap, options.clone()).ok()?));
             }
@@ -225,12 +226,15 @@ impl Lenses {
         }
         .sampled(inputs[0].sampling())
         .mid_run(inputs[0].mid_run_note());
+        // Read as following it reads (`memlens-ingest`'s `Wanted::growing`).
+        let growing = memlens_ingest::follow::still_written(&inputs[0]);
         let mut read = read::read(
             inputs,
             Wanted {
                 heap: true,
-                alloc: !java && !background,
+                alloc: !java && (!background || growing),
                 alloc_window,
+                growing,
                 ..Wanted::default()
             },
         );
@@ -242,7 +246,6 @@ impl Lenses {
             .unwrap_or_else(|| HeapModelBuilder::new().end(0));
         let alloc = read.models.alloc.take();
         // A trace still being written gets every tab its lenses may fill later.
-        let growing = memlens_ingest::follow::still_written(&read.inputs[0]);
         let has_alloc = (alloc.is_some() || background && !java)
             && (heap.stats().allocations > 0 || !more.is_empty() || growing);
         let mut lenses: Vec<Arc<dyn LensApi>> = Vec::new();

@@ -117,7 +117,7 @@ pub fn follow(
                     read.extend(&input);
                     read
                 }
-                None => live.insert(LiveRead::start(&input, wanted)),
+                None => live.insert(LiveRead::start(&input, wanted, &NoProgress)),
             };
             if ended {
                 read.finish(&input);

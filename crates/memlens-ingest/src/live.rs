@@ -49,6 +49,7 @@ use crate::alloc_plan;
 use crate::heap_feed::HeapFeed;
 use crate::input::TraceInput;
 use crate::pass::{Models, Wanted};
+use crate::progress::{ChunkProgress, Progress};
 use crate::symbols::StackSymbols;
 
 /// How far behind the latest event read the builders are fed: several of the
@@ -105,8 +106,9 @@ pub(crate) fn can_read_live(md: &Metadata) -> bool {
 }
 
 impl LiveRead {
-    /// Reads what `input` holds now, from its start, building the `wanted` models.
-    pub(crate) fn start(input: &TraceInput, wanted: &Wanted) -> LiveRead {
+    /// Reads what `input` holds now, from its start, building the `wanted` models and
+    /// reporting to `progress`.
+    pub(crate) fn start(input: &TraceInput, wanted: &Wanted, progress: &dyn Progress) -> LiveRead {
         let md = &input.metadata;
         let mut symbols = StackSymbols::new(md);
         let newest = newest_event(input);
@@ -156,7 +158,10 @@ impl LiveRead {
         // The events are in time order: fed as they come up to the line, queued after.
         let line = live.line();
         let mut stream = EventStream::new(&input.file);
+        let mut ticks = ChunkProgress::default();
+        progress.start(&input.path().display().to_string(), input.event_chunks());
         while let Some(event) = stream.next() {
+            ticks.event(&stream, progress);
             let latency = stream.latency_ns();
             if event.time() <= line && live.queues.is_empty() {
                 live.feed(md, &event, latency);
@@ -165,6 +170,7 @@ impl LiveRead {
                 queue.push_back((event, latency));
             }
         }
+        progress.finish();
         live.damage.extend(stream.take_damage());
         live.read_to = read_to(input);
         live.catch_up(md, line);

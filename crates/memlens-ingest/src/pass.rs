@@ -153,7 +153,7 @@ pub fn ingest(
         && let [input] = inputs
         && can_read_live(&input.metadata)
     {
-        let mut read = LiveRead::start(input, &wanted);
+        let mut read = LiveRead::start(input, &wanted, progress);
         input.damage.extend(read.damage().iter().cloned());
         let models = read.models(input);
         return Models {

@@ -147,7 +147,7 @@ fn a_live_read_holds_the_events_up_to_its_line_and_goes_on_from_there() {
         let input = open(&path, &bytes[..len]);
         match read.as_mut() {
             Some(read) => read.extend(&input),
-            None => read = Some(LiveRead::start(&input, &wanted)),
+            None => read = Some(LiveRead::start(&input, &wanted, &crate::NoProgress)),
         }
         steps += 1;
         let Some(read) = read.as_mut() else {

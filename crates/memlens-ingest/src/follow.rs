@@ -63,6 +63,13 @@ pub struct Update {
 /// [`crate::Models::following`]), so that following it does not read it all again.
 pub struct Following(pub(crate) LiveRead);
 
+impl Following {
+    /// The time up to which its models hold every event (ns).
+    pub fn until_ns(&self) -> u64 {
+        self.0.fed_to()
+    }
+}
+
 /// Follows the trace at `path`: calls `update` with the `wanted` models after every
 /// read of a grown trace, going on from `first` when given, until the program has ended
 /// (the last call has `running` false) or `update` returns `None`. A trace that cannot

@@ -151,10 +151,10 @@ pub fn run(args: ViewArgs) -> Result<i32> {
 /// written since the last, while the program runs) replaces the heap and allocation-map
 /// lenses, and the page follows (`api/live`) until the program ends.
 pub(crate) fn follow(args: ViewArgs, mut lenses: Lenses) -> Result<i32> {
-    let live = Arc::new(LiveLenses::new(
-        lenses.lenses,
-        lenses.read.inputs[0].run_end_ns(),
-    ));
+    let first = lenses.read.models.following.take();
+    let shown = first.as_ref().map(|f| f.until_ns());
+    let shown = shown.unwrap_or_else(|| lenses.read.inputs[0].run_end_ns());
+    let live = Arc::new(LiveLenses::new(lenses.lenses, shown));
     let (served, status) = (live.served(), Arc::clone(&live.status));
     let viewer = Viewer::bind_following(lenses.info, args.serve.config(), served, status)?;
     let options = EngineOptions {
@@ -162,7 +162,6 @@ pub(crate) fn follow(args: ViewArgs, mut lenses: Lenses) -> Result<i32> {
         default_classifiers: args.by.clone(),
     };
     let (file, wanted) = (args.file.clone(), Wanted::growing());
-    let first = lenses.read.models.following.take();
     std::thread::spawn(move || {
         memlens_ingest::follow::follow(&file, &wanted, first, |mut read| {
             if let Some(heap) = read.models.heap.take() {

@@ -60,13 +60,7 @@ fn blocks_fed_out_of_order_are_put_in_order() {
 
 #[test]
 fn the_run_ends_at_the_latest_free_even_after_the_last_allocation() {
-    let mut b = AllocModelBuilder::new();
-    let p = b.add_process(ProcessInfo {
-        pid: 1,
-        ppid: 0,
-        name: "p".into(),
-    });
-    let t = b.thread(p, 1, "");
+    let (mut b, t) = one_process();
     alloc(&mut b, t, 10, 0x1000);
     alloc(&mut b, t, 20, 0x2000);
     free(&mut b, t, 5_000, 0x1000);

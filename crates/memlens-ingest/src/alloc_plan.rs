@@ -13,6 +13,8 @@
 
 use memlens_heap::{format_bytes, format_duration};
 
+use memlens_trace::Metadata;
+
 use crate::input::TraceInput;
 
 /// The memory the allocation map's model, its spatial index and the viewer's colour
@@ -89,6 +91,16 @@ pub(crate) fn window_note(
         format_duration(from),
         format_duration(to),
     )
+}
+
+/// About how many blocks the allocation map of the trace `md` describes holds: one per
+/// allocation and reallocation, as the recorder counted them when it wrote its totals,
+/// else about half the events.
+pub(crate) fn blocks_of(md: &Metadata) -> u64 {
+    match &md.totals {
+        Some(t) => t.allocations + t.reallocations,
+        None => md.event_records / 2,
+    }
 }
 
 /// The memory the allocation map's model takes for `blocks` blocks (see

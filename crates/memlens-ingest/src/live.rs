@@ -121,11 +121,7 @@ impl LiveRead {
             let (budget, why) = alloc_plan::memory_budget();
             notes.extend(why);
             // Half the budget (see the module documentation).
-            let blocks = match &md.totals {
-                Some(t) => t.allocations + t.reallocations,
-                None => md.event_records / 2,
-            };
-            let plan = alloc_plan::plan(blocks, newest, None, budget / 2);
+            let plan = alloc_plan::plan(alloc_plan::blocks_of(md), newest, None, budget / 2);
             let mut builder = AllocModelBuilder::new();
             builder.reserve(plan.blocks as usize);
             let window = plan.window.map(|(from, _)| from);
@@ -314,8 +310,7 @@ impl LiveRead {
             let started = Instant::now();
             let mut model = a.builder.snapshot(end);
             if let Some(from) = a.window {
-                let md = &input.metadata;
-                let blocks = md.event_records / 2;
+                let blocks = alloc_plan::blocks_of(&input.metadata);
                 let half = a.budget / 2;
                 let note = alloc_plan::window_note(blocks, half, (from, end), end, false);
                 model.add_note(note);

@@ -177,14 +177,9 @@ pub fn ingest(
         }
     }
     let offsets = alloc_plan::clock_offsets(inputs);
-    // One block per allocation and reallocation: counted by the recorder's totals when
-    // it wrote them, else about half the events.
     let blocks: u64 = inputs
         .iter()
-        .map(|i| match &i.metadata.totals {
-            Some(t) => t.allocations + t.reallocations,
-            None => i.metadata.event_records / 2,
-        })
+        .map(|i| alloc_plan::blocks_of(&i.metadata))
         .sum();
     let plan = wanted.alloc.then(|| {
         let run_end = alloc_plan::timeline_end(inputs);

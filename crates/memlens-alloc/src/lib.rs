@@ -21,6 +21,9 @@
 //! ([`BlockInfo`]); [`AllocModel::bins`] lists bins with their axis ranges;
 //! [`SizeFilter`] restricts a view to size classes.
 //!
+//! **Storage.** [`AllocModel::encode`] and [`AllocModel::decode`] keep a finished model
+//! as compact bytes (a trace's on-disk index holds them) and read it back, validated.
+//!
 //! **Replay.** [`replay`] runs the model's requests through the paper's pool allocator
 //! ([`PoolConfig`]: B bins of fixed block sizes × N blocks, best-fit class, overflow to
 //! an unstructured heap allocating from high addresses, first-fit or best-fit) and
@@ -62,6 +65,7 @@ pub mod index;
 pub mod mapped;
 pub mod metrics;
 pub mod model;
+mod model_codec;
 pub mod pool;
 #[cfg(feature = "toml")]
 pub mod pool_toml;
@@ -88,6 +92,7 @@ pub use image::RgbaImage;
 pub use mapped::MappedBytes;
 pub use metrics::{MetricPoint, MetricSeries, metric_series};
 pub use model::{AllocModel, Diagnostics, SiteInfo};
+pub use model_codec::ALLOC_CODEC_VERSION;
 pub use pool::{
     BinReport, Overflow, OverflowPolicy, PoolBin, PoolConfig, ReplayReport, parse_bytes, replay,
 };

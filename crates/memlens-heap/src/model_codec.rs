@@ -21,6 +21,7 @@
 //! byte and object totals within `i64` — so the engine can use a decoded model safely.
 
 use memlens_vocab::FrameKind;
+use memlens_vocab::codec::{DecodeError, Reader, Writer};
 
 use crate::context::{Context, FrameTable, StackTable, StringTable, ThreadTable};
 use crate::diagnostics::Diagnostics;
@@ -72,26 +73,12 @@ impl ModelDecodeError {
     }
 }
 
-type Result<T> = std::result::Result<T, ModelDecodeError>;
+type Result<T> = std::result::Result<T, DecodeError>;
 
-/// The stored code of a frame kind. Explicit, so that reordering [`FrameKind`] never
-/// changes the encoding; a new kind fails to compile here until it gets a code.
-fn frame_kind_code(kind: FrameKind) -> u8 {
-    match kind {
-        FrameKind::User => 0,
-        FrameKind::Library => 1,
-        FrameKind::Allocator => 2,
-        FrameKind::Runtime => 3,
-        FrameKind::Loader => 4,
-        FrameKind::Recorder => 5,
+impl From<DecodeError> for ModelDecodeError {
+    fn from(e: DecodeError) -> Self {
+        ModelDecodeError::new(e.offset, e.message)
     }
-}
-
-/// The frame kind stored as `code`, if it is one.
-fn frame_kind_from_code(code: u8) -> Option<FrameKind> {
-    FrameKind::ALL
-        .into_iter()
-        .find(|&k| frame_kind_code(k) == code)
 }
 
 /// Writes and reads a struct of `u64` counters, field by field; both sides name every
@@ -120,165 +107,6 @@ counters! {
     encode_diagnostics, decode_diagnostics, Diagnostics {
         unknown_frees, reused_live_addresses, unknown_reallocs, out_of_order_events,
         invalid_stack_refs, invalid_table_refs,
-    }
-}
-
-/// Appends LEB128 varints.
-struct Writer {
-    out: Vec<u8>,
-}
-
-impl Writer {
-    fn varint(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.out.push(v as u8 | 0x80);
-            v >>= 7;
-        }
-        self.out.push(v as u8);
-    }
-
-    /// A column: its length, then each value.
-    fn column<T: Copy>(&mut self, values: &[T], value: impl Fn(usize, T) -> u64) {
-        self.varint(values.len() as u64);
-        for (i, &v) in values.iter().enumerate() {
-            self.varint(value(i, v));
-        }
-    }
-
-    /// An ascending column: its length, then the differences, the first from `from`.
-    fn times(&mut self, values: impl ExactSizeIterator<Item = u64>, mut from: u64) {
-        self.varint(values.len() as u64);
-        for v in values {
-            self.varint(v.wrapping_sub(from));
-            from = v;
-        }
-    }
-}
-
-/// Reads LEB128 varints and checks every length against the bytes left.
-struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-    section: &'static str,
-}
-
-impl<'a> Reader<'a> {
-    fn truncated(&self) -> ModelDecodeError {
-        let (at, section) = (self.bytes.len(), self.section);
-        let message = format!("model bytes end at offset {at} inside the {section}");
-        ModelDecodeError::new(at, message)
-    }
-
-    fn invalid(&self, at: usize, problem: String) -> ModelDecodeError {
-        let section = self.section;
-        let message = format!("model bytes at offset {at} in the {section} are invalid: {problem}");
-        ModelDecodeError::new(at, message)
-    }
-
-    /// Refuses the value at `at` with `problem` unless `ok`.
-    fn check(&self, ok: bool, at: usize, problem: impl FnOnce() -> String) -> Result<()> {
-        ok.then_some(()).ok_or_else(|| self.invalid(at, problem()))
-    }
-
-    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        let bytes = self.bytes;
-        let end = self.pos.saturating_add(n);
-        let slice = bytes.get(self.pos..end).ok_or_else(|| self.truncated())?;
-        self.pos = end;
-        Ok(slice)
-    }
-
-    fn byte(&mut self) -> Result<u8> {
-        let b = *self.bytes.get(self.pos).ok_or_else(|| self.truncated())?;
-        self.pos += 1;
-        Ok(b)
-    }
-
-    fn varint(&mut self) -> Result<u64> {
-        let at = self.pos;
-        let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.byte()?;
-            if shift == 63 && b > 1 {
-                break;
-            }
-            value |= u64::from(b & 0x7f) << shift;
-            if b & 0x80 == 0 {
-                return Ok(value);
-            }
-        }
-        Err(self.invalid(at, "a number does not fit in 64 bits".to_owned()))
-    }
-
-    fn u32(&mut self) -> Result<u32> {
-        let at = self.pos;
-        let v = self.varint()?;
-        u32::try_from(v).map_err(|_| self.invalid(at, format!("{v} does not fit in 32 bits")))
-    }
-
-    /// An id below `limit` of a table of `what`s.
-    fn id(&mut self, limit: usize, what: &str) -> Result<u32> {
-        let at = self.pos;
-        let v = self.varint()?;
-        let problem = || format!("{what} {v} does not exist (there are {limit})");
-        self.check(v < limit as u64, at, problem)?;
-        Ok(v as u32)
-    }
-
-    /// The value after `from` (read as a difference), at most `max`.
-    fn time(&mut self, from: &mut u64, max: u64, what: &str) -> Result<u64> {
-        let at = self.pos;
-        let t = from.checked_add(self.varint()?).filter(|&t| t <= max);
-        *from = t.ok_or_else(|| self.invalid(at, format!("the {what} is later than {max}")))?;
-        Ok(*from)
-    }
-
-    /// A column's length: `n` when given, otherwise any length whose values (a byte
-    /// at least each) fit in the bytes left, and at most `u32::MAX` (ids are `u32`).
-    fn length(&mut self, n: Option<usize>, column: &str) -> Result<usize> {
-        let at = self.pos;
-        let len = self.varint()?;
-        let left = self.bytes.len() - self.pos;
-        match n {
-            Some(n) if len != n as u64 => {
-                let problem = format!("the {column} column has {len} entries instead of {n}");
-                Err(self.invalid(at, problem))
-            }
-            None if len > left as u64 || len > u64::from(u32::MAX) => {
-                let problem = format!("{len} {column} entries cannot fit in the {left} bytes left");
-                Err(self.invalid(at, problem))
-            }
-            _ => Ok(len as usize),
-        }
-    }
-
-    /// A column (see [`length`](Self::length)) whose values `value(self, index)` reads.
-    fn column<T>(
-        &mut self,
-        n: Option<usize>,
-        column: &str,
-        mut value: impl FnMut(&mut Self, usize) -> Result<T>,
-    ) -> Result<Vec<T>> {
-        let len = self.length(n, column)?;
-        let mut values = Vec::with_capacity(len);
-        for i in 0..len {
-            values.push(value(self, i)?);
-        }
-        Ok(values)
-    }
-
-    /// A column of ids below `limit`.
-    fn ids<T>(&mut self, n: usize, limit: usize, what: &str, make: fn(u32) -> T) -> Result<Vec<T>> {
-        self.column(Some(n), what, |r, _| r.id(limit, what).map(make))
-    }
-
-    /// A value, added to `total`, which must stay within what the engine can sum.
-    fn counted(&mut self, total: &mut u64, what: &str) -> Result<u64> {
-        let at = self.pos;
-        let value = self.varint()?;
-        let sum = total.checked_add(value).filter(|&sum| sum <= MAX_TOTAL);
-        *total = sum.ok_or_else(|| self.invalid(at, format!("the {what} add up to over 2^63")))?;
-        Ok(value)
     }
 }
 
@@ -337,10 +165,11 @@ impl HeapModel {
             bytes,
             pos: 0,
             section,
+            what: "model",
         };
         match bytes.get(..MAGIC.len()) {
             Some(magic) if magic == MAGIC => r.pos = MAGIC.len(),
-            None if MAGIC.starts_with(bytes) => return Err(r.truncated()),
+            None if MAGIC.starts_with(bytes) => return Err(r.truncated().into()),
             _ => {
                 let message = "the bytes at offset 0 are not a memlens heap model (no \"MLHM\")";
                 return Err(ModelDecodeError::new(0, message.to_owned()));
@@ -348,7 +177,7 @@ impl HeapModel {
         }
         let found = match *r.take(4)? {
             [a, b, c, d] => u32::from_le_bytes([a, b, c, d]),
-            _ => return Err(r.truncated()),
+            _ => return Err(r.truncated().into()),
         };
         if found != MODEL_CODEC_VERSION {
             let message = format!(
@@ -386,7 +215,9 @@ impl HeapModel {
         })?;
         let n = t_alloc.len();
         let mut total = 0u64;
-        let size = r.column(Some(n), "size", |r, _| r.counted(&mut total, "sizes"))?;
+        let size = r.column(Some(n), "size", |r, _| {
+            r.counted(&mut total, MAX_TOTAL, "sizes")
+        })?;
         let stack = r.ids(n, context.stacks.len(), "stack", StackId)?;
         let thread = r.ids(n, context.threads.len(), "thread", ThreadIndex)?;
         r.length(Some(n), "flags")?;
@@ -395,7 +226,7 @@ impl HeapModel {
         let mut objects_total = 0u64;
         let objects = r.column(None, "objects", |r, _| {
             let at = r.pos;
-            match r.counted(&mut objects_total, "object counts")? {
+            match r.counted(&mut objects_total, MAX_TOTAL, "object counts")? {
                 count @ 1..=MAX_OBJECTS => Ok(count as u32),
                 _ => Err(r.invalid(at, "a row stands for 0 or over 2^32 objects".to_owned())),
             }
@@ -463,7 +294,9 @@ impl HeapModel {
             Ok(t)
         })?;
         let old_size = r.column(Some(m), "old size", |r, _| r.varint())?;
-        let new_size = r.column(Some(m), "new size", |r, _| r.counted(&mut total, "sizes"))?;
+        let new_size = r.column(Some(m), "new size", |r, _| {
+            r.counted(&mut total, MAX_TOTAL, "sizes")
+        })?;
         let mut resized = vec![false; n];
         let mut last: Option<(AllocId, u32)> = None;
         let mut current = 0u64;
@@ -488,7 +321,7 @@ impl HeapModel {
         if let Some(a) = (0..n).find(|&a| (flags[a] & RESIZED != 0) != resized[a]) {
             r.section = "allocation columns";
             let problem = format!("row {a}'s resized flag disagrees with the resize table");
-            return Err(r.invalid(flags_at + a, problem));
+            return Err(r.invalid(flags_at + a, problem).into());
         }
         if r.pos != bytes.len() {
             let (at, extra) = (r.pos, bytes.len() - r.pos);
@@ -543,7 +376,7 @@ fn encode_context(w: &mut Writer, cx: &Context) {
     });
     w.varint(frames.kind.len() as u64);
     w.out
-        .extend(frames.kind.iter().map(|&k| frame_kind_code(k)));
+        .extend(frames.kind.iter().map(|&k| FrameKind::code(k)));
     w.column(&cx.stacks.parent, |i, p| {
         (i as u64).wrapping_sub(u64::from(p.0))
     });
@@ -587,7 +420,7 @@ fn decode_context(r: &mut Reader<'_>) -> Result<Context> {
         let at = r.pos;
         let code = r.byte()?;
         let problem = || format!("frame {i} has the unknown kind code {code}");
-        frame_kind_from_code(code).ok_or_else(|| r.invalid(at, problem()))
+        FrameKind::from_code(code).ok_or_else(|| r.invalid(at, problem()))
     })?;
     let frames = FrameTable {
         function,

@@ -1,9 +1,13 @@
 //! The on-disk index of a trace: what one pass over the events learned, kept so that the
 //! next command does not read the events again.
 //!
-//! Today it holds the coalesced heap model (`memlens-heap`'s `HeapModelBuilder::coalescing`):
+//! It holds the coalesced heap model (`memlens-heap`'s `HeapModelBuilder::coalescing`):
 //! trees at every instant of its grid, the timeline's peaks and dips, growth, with the
-//! symbolized context. It lives beside the trace as `<trace>.mlidx`, or, when that
+//! symbolized context; and, once a command has read the allocation map of a run too
+//! large for the map's memory, the window of it that the map holds (`memlens-alloc`'s
+//! `AllocModel::encode`: its blocks and bins; see [`store_alloc`] for when), so that
+//! reopening the map reads no event either. Each part is written by the command that built it, keeping
+//! the other. It lives beside the trace as `<trace>.mlidx`, or, when that
 //! directory is not writable, under `$XDG_CACHE_HOME/memlens/` (`~/.cache/memlens/`)
 //! named by the trace's key. It is never required: a missing index is built, a stale,
 //! damaged or foreign one is rebuilt (with one sentence saying why), and deleting it is
@@ -17,7 +21,15 @@
 //! 56  stored_len     8  payload bytes on disk
 //! 64  payload_crc    4  CRC-32 of the stored payload
 //! 68  header_crc     4  CRC-32 of bytes 0..68
-//! 72  payload           zstd of the encoded heap model
+//! 72  payload           zstd of the encoded heap model (empty: none yet)
+//!     allocation map    optional, after the payload:
+//!  0  tag            4  "AMAP"
+//!  4  window        16  the window it holds (from, to), or u64::MAX twice: the whole run
+//! 20  raw_len        8  payload bytes after decompression
+//! 28  stored_len     8  payload bytes on disk
+//! 36  payload_crc    4  CRC-32 of the stored payload
+//! 40  header_crc     4  CRC-32 of bytes 0..40 of this part
+//! 44  payload           zstd of the encoded allocation-map model
 //! ```
 //!
 //! The key identifies the trace by its content, never by its name: the file's length
@@ -31,6 +43,7 @@ use std::hash::Hasher;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use memlens_alloc::{ALLOC_CODEC_VERSION, AllocModel};
 use memlens_heap::{HeapModel, MODEL_CODEC_VERSION};
 
 use crate::input::TraceInput;
@@ -39,8 +52,9 @@ use crate::input::TraceInput;
 /// the layout changes or when symbolizing names frames differently (2: unnamed
 /// frames are labelled `0x… (in module+0x…)`, and the trace's `--wrapper` patterns
 /// apply; 3: inlined frames of Rust's standard library are told by their source
-/// file), so an index built by an older memlens is rebuilt, never trusted.
-const INDEX_VERSION: u32 = 3;
+/// file; 4: the allocation-map part), so an index built by an older memlens is
+/// rebuilt, never trusted.
+const INDEX_VERSION: u32 = 4;
 const MAGIC: &[u8; 8] = b"MLIDX\r\n\x1a";
 const HEADER_LEN: usize = 72;
 /// The index file's extension, appended to the trace's name.
@@ -74,6 +88,7 @@ impl IndexKey {
         }
         let mut build = rustc_hash::FxHasher::default();
         build.write_u32(MODEL_CODEC_VERSION);
+        build.write_u32(ALLOC_CODEC_VERSION);
         build.write(env!("CARGO_PKG_VERSION").as_bytes());
         IndexKey {
             trace_len: input.file.len(),
@@ -103,13 +118,15 @@ impl IndexKey {
     }
 }
 
-/// What looking for an index found.
-pub(crate) enum Lookup {
-    /// A valid index with the heap model.
-    Found(Box<HeapModel>),
-    /// No index (or one without the instants asked for): build one, silently.
+/// What looking for one part of an index found.
+pub(crate) enum Lookup<T> {
+    /// A valid index with this part.
+    Found(Box<T>),
+    /// No index, or one without this part (or not the instants or window asked for):
+    /// build it, silently.
     Missing,
-    /// An index that cannot be trusted: build one, and say why in this sentence.
+    /// An index, or a part of it, that cannot be trusted: build it, and say why in
+    /// this sentence.
     Rejected(String),
 }
 
@@ -130,31 +147,72 @@ fn cache_dir() -> Option<PathBuf> {
     Some(base.join("memlens"))
 }
 
-/// Looks for the index of `input` that is exact at every time of `instants`.
-pub(crate) fn load(input: &TraceInput, instants: &[u64]) -> Lookup {
-    let key = IndexKey::of(input);
+/// The index file of `input`, if there is one: its path and bytes (beside the trace
+/// first, then in the cache directory).
+fn find(input: &TraceInput, key: IndexKey) -> Option<(PathBuf, Vec<u8>)> {
     let candidates = [
         Some(index_path(input.path())),
         cache_dir().map(|d| d.join(key.file_name())),
     ];
-    for path in candidates.into_iter().flatten() {
-        let Ok(bytes) = std::fs::read(&path) else {
-            continue;
-        };
-        return match parse(&bytes, key) {
-            Ok(model) if covers(&model, instants) => Lookup::Found(Box::new(model)),
-            Ok(_) => Lookup::Missing,
-            Err(Problem::Stale) => Lookup::Rejected(format!(
-                "the index {} belongs to another version of the trace; rebuilding it",
-                path.display()
-            )),
-            Err(Problem::Damaged(why)) => Lookup::Rejected(format!(
+    candidates
+        .into_iter()
+        .flatten()
+        .find_map(|path| std::fs::read(&path).ok().map(|bytes| (path, bytes)))
+}
+
+/// The sentence of an index (or a part of it) that cannot be trusted.
+fn rejected(path: &Path, problem: Problem) -> String {
+    match problem {
+        Problem::Stale => format!(
+            "the index {} belongs to another version of the trace; rebuilding it",
+            path.display()
+        ),
+        Problem::Damaged(why) => {
+            format!(
                 "the index {} is damaged ({why}); rebuilding it",
                 path.display()
-            )),
-        };
+            )
+        }
     }
-    Lookup::Missing
+}
+
+/// Looks for the heap model of `input` that is exact at every time of `instants`.
+pub(crate) fn load(input: &TraceInput, instants: &[u64]) -> Lookup<HeapModel> {
+    let key = IndexKey::of(input);
+    let Some((path, bytes)) = find(input, key) else {
+        return Lookup::Missing;
+    };
+    let heap = split(&bytes, key).and_then(|parts| match parts.heap {
+        Some(part) => part.decode(HeapModel::decode).map(Some),
+        None => Ok(None),
+    });
+    match heap {
+        Ok(Some(model)) if covers(&model, instants) => Lookup::Found(Box::new(model)),
+        Ok(_) => Lookup::Missing,
+        Err(problem) => Lookup::Rejected(rejected(&path, problem)),
+    }
+}
+
+/// Looks for the allocation-map model of `input` holding `window` (`None`: the whole
+/// run).
+pub(crate) fn load_alloc(input: &TraceInput, window: Option<(u64, u64)>) -> Lookup<AllocModel> {
+    let key = IndexKey::of(input);
+    let Some((path, bytes)) = find(input, key) else {
+        return Lookup::Missing;
+    };
+    let alloc = split(&bytes, key).and_then(|parts| match parts.alloc {
+        Some((held, part)) if held == window => part.decode(AllocModel::decode).map(Some),
+        _ => Ok(None),
+    });
+    match alloc {
+        Ok(Some(model)) => Lookup::Found(Box::new(model)),
+        Ok(None) => Lookup::Missing,
+        Err(Problem::Damaged(why)) => Lookup::Rejected(rejected(
+            &path,
+            Problem::Damaged(format!("its allocation map: {why}")),
+        )),
+        Err(problem) => Lookup::Rejected(rejected(&path, problem)),
+    }
 }
 
 /// Whether `model` is exact at every time of `instants`.
@@ -172,51 +230,204 @@ enum Problem {
     Damaged(String),
 }
 
-fn parse(bytes: &[u8], key: IndexKey) -> Result<HeapModel, Problem> {
+/// One part of an index: its compressed payload, whose checksum was verified.
+#[derive(Clone, Copy)]
+struct Part<'a> {
+    raw_len: u64,
+    stored: &'a [u8],
+}
+
+impl Part<'_> {
+    /// The model in the part, decoded by `decode`.
+    fn decode<T, E: std::fmt::Display>(
+        self,
+        decode: impl FnOnce(&[u8]) -> Result<T, E>,
+    ) -> Result<T, Problem> {
+        let cap = self
+            .raw_len
+            .min(self.stored.len() as u64 * 1024)
+            .min(1 << 33);
+        let raw = zstd::bulk::decompress(self.stored, cap as usize)
+            .map_err(|e| Problem::Damaged(format!("cannot decompress: {e}")))?;
+        decode(&raw).map_err(|e| Problem::Damaged(e.to_string()))
+    }
+
+    /// The part compressed from `raw`.
+    fn compress(raw: &[u8]) -> Result<(u64, Vec<u8>), String> {
+        let stored = zstd::bulk::compress(raw, 3).map_err(|e| e.to_string())?;
+        Ok((raw.len() as u64, stored))
+    }
+}
+
+/// The parts of an index file: the heap model's, if any, and the allocation map's
+/// (with the window it holds), if any.
+struct Parts<'a> {
+    heap: Option<Part<'a>>,
+    alloc: Option<(Option<(u64, u64)>, Part<'a>)>,
+}
+
+/// The allocation map part's tag and header length.
+const ALLOC_TAG: &[u8; 4] = b"AMAP";
+const ALLOC_HEADER_LEN: usize = 44;
+/// The window of an allocation map holding the whole run.
+const WHOLE_RUN: (u64, u64) = (u64::MAX, u64::MAX);
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or([0; 4]))
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]))
+}
+
+/// Splits an index file of the trace keyed `key` into its parts, checking every
+/// header and payload checksum.
+fn split(bytes: &[u8], key: IndexKey) -> Result<Parts<'_>, Problem> {
     let damaged = |why: &str| Problem::Damaged(why.to_owned());
     if bytes.len() < HEADER_LEN || &bytes[0..8] != MAGIC {
         return Err(damaged("not a memlens index"));
     }
-    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or([0; 4]));
-    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or([0; 8]));
-    if crc32fast::hash(&bytes[0..68]) != u32_at(68) {
+    if crc32fast::hash(&bytes[0..68]) != u32_at(bytes, 68) {
         return Err(damaged("header checksum mismatch"));
     }
-    if u32_at(8) != INDEX_VERSION || bytes[12..48] != key.to_bytes() {
+    if u32_at(bytes, 8) != INDEX_VERSION || bytes[12..48] != key.to_bytes() {
         return Err(Problem::Stale);
     }
-    let (raw_len, stored_len) = (u64_at(48), u64_at(56));
-    let payload = &bytes[HEADER_LEN..];
-    if payload.len() as u64 != stored_len {
+    let (raw_len, stored_len) = (u64_at(bytes, 48), u64_at(bytes, 56));
+    let rest = &bytes[HEADER_LEN..];
+    let Some(stored) = usize::try_from(stored_len).ok().and_then(|n| rest.get(..n)) else {
         return Err(damaged("truncated"));
-    }
-    if crc32fast::hash(payload) != u32_at(64) {
+    };
+    if crc32fast::hash(stored) != u32_at(bytes, 64) {
         return Err(damaged("payload checksum mismatch"));
     }
-    let raw = zstd::bulk::decompress(
-        payload,
-        raw_len.min(stored_len.saturating_mul(1024)).min(1 << 33) as usize,
-    )
-    .map_err(|e| Problem::Damaged(format!("cannot decompress: {e}")))?;
-    HeapModel::decode(&raw).map_err(|e| Problem::Damaged(e.to_string()))
+    let heap = (stored_len > 0).then_some(Part { raw_len, stored });
+    let tail = &rest[stored.len()..];
+    if tail.is_empty() {
+        return Ok(Parts { heap, alloc: None });
+    }
+    let bad = |why: &str| Problem::Damaged(format!("its allocation map: {why}"));
+    if tail.len() < ALLOC_HEADER_LEN || &tail[0..4] != ALLOC_TAG {
+        return Err(bad("not a part this memlens knows"));
+    }
+    if crc32fast::hash(&tail[0..40]) != u32_at(tail, 40) {
+        return Err(bad("header checksum mismatch"));
+    }
+    let window = match (u64_at(tail, 4), u64_at(tail, 12)) {
+        WHOLE_RUN => None,
+        window => Some(window),
+    };
+    let (raw_len, stored_len) = (u64_at(tail, 20), u64_at(tail, 28));
+    let payload = &tail[ALLOC_HEADER_LEN..];
+    if payload.len() as u64 != stored_len {
+        return Err(bad("truncated"));
+    }
+    if crc32fast::hash(payload) != u32_at(tail, 36) {
+        return Err(bad("payload checksum mismatch"));
+    }
+    let alloc = Some((
+        window,
+        Part {
+            raw_len,
+            stored: payload,
+        },
+    ));
+    Ok(Parts { heap, alloc })
 }
 
-/// Writes the index of `input` beside it, or in the cache directory when that fails;
-/// returns where, or why neither worked.
-pub(crate) fn store(input: &TraceInput, model: &HeapModel) -> Result<PathBuf, String> {
-    let key = IndexKey::of(input);
-    let raw = model.encode();
-    let payload = zstd::bulk::compress(&raw, 3).map_err(|e| e.to_string())?;
-    let mut bytes = Vec::with_capacity(HEADER_LEN + payload.len());
+/// The bytes of an index of the trace keyed `key` with these parts.
+fn join(key: IndexKey, parts: &Parts<'_>) -> Vec<u8> {
+    let heap = parts.heap.unwrap_or(Part {
+        raw_len: 0,
+        stored: &[],
+    });
+    let mut bytes = Vec::with_capacity(HEADER_LEN + heap.stored.len());
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&INDEX_VERSION.to_le_bytes());
     bytes.extend_from_slice(&key.to_bytes());
-    bytes.extend_from_slice(&(raw.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    bytes.extend_from_slice(&heap.raw_len.to_le_bytes());
+    bytes.extend_from_slice(&(heap.stored.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&crc32fast::hash(heap.stored).to_le_bytes());
     let header_crc = crc32fast::hash(&bytes);
     bytes.extend_from_slice(&header_crc.to_le_bytes());
-    bytes.extend_from_slice(&payload);
+    bytes.extend_from_slice(heap.stored);
+    if let Some((window, part)) = parts.alloc {
+        let at = bytes.len();
+        let (from, to) = window.unwrap_or(WHOLE_RUN);
+        bytes.extend_from_slice(ALLOC_TAG);
+        bytes.extend_from_slice(&from.to_le_bytes());
+        bytes.extend_from_slice(&to.to_le_bytes());
+        bytes.extend_from_slice(&part.raw_len.to_le_bytes());
+        bytes.extend_from_slice(&(part.stored.len() as u64).to_le_bytes());
+        bytes.extend_from_slice(&crc32fast::hash(part.stored).to_le_bytes());
+        let header_crc = crc32fast::hash(&bytes[at..]);
+        bytes.extend_from_slice(&header_crc.to_le_bytes());
+        bytes.extend_from_slice(part.stored);
+    }
+    bytes
+}
+
+/// Writes the heap model of `input` into its index (keeping the index's allocation
+/// map, if valid), beside the trace or in the cache directory when that fails;
+/// returns where, or why neither worked.
+pub(crate) fn store(input: &TraceInput, model: &HeapModel) -> Result<PathBuf, String> {
+    let (raw_len, stored) = Part::compress(&model.encode())?;
+    let heap = Part {
+        raw_len,
+        stored: &stored,
+    };
+    update(input, New::Heap(heap))
+}
+
+/// Writes the allocation-map model of `input`, holding `window` (`None`: the whole
+/// run), into its index (keeping the index's heap model, if valid), as [`store`] does,
+/// when it is worth it: when it takes less than a quarter of the trace's bytes. A map is
+/// stored in about 8 bytes per block against the trace's 5 per allocation and free,
+/// so the whole run's map of a trace is not kept (it would be larger than the trace
+/// and read only about 1.5 times faster), while the window of a run too large for the
+/// map's memory is (reading it again means reading every event before its end: on 10⁹
+/// events, 70 s instead of about 2). Returns `Ok(None)` when it is not kept.
+pub(crate) fn store_alloc(
+    input: &TraceInput,
+    window: Option<(u64, u64)>,
+    model: &AllocModel,
+) -> Result<Option<PathBuf>, String> {
+    let (raw_len, stored) = Part::compress(&model.encode())?;
+    if stored.len() as u64 > input.file.len() / 4 {
+        return Ok(None);
+    }
+    let alloc = Part {
+        raw_len,
+        stored: &stored,
+    };
+    update(input, New::Alloc(window, alloc)).map(Some)
+}
+
+/// The part an index gets.
+enum New<'a> {
+    Heap(Part<'a>),
+    Alloc(Option<(u64, u64)>, Part<'a>),
+}
+
+/// Writes the index of `input` with the `new` part and the other part of its current
+/// index, when that is valid.
+fn update(input: &TraceInput, new: New<'_>) -> Result<PathBuf, String> {
+    let key = IndexKey::of(input);
+    let current = find(input, key);
+    let kept = current
+        .as_ref()
+        .and_then(|(_, bytes)| split(bytes, key).ok());
+    let parts = match new {
+        New::Heap(heap) => Parts {
+            heap: Some(heap),
+            alloc: kept.and_then(|k| k.alloc),
+        },
+        New::Alloc(window, alloc) => Parts {
+            heap: kept.and_then(|k| k.heap),
+            alloc: Some((window, alloc)),
+        },
+    };
+    let bytes = join(key, &parts);
     let beside = index_path(input.path());
     let first = write_atomically(&beside, &bytes);
     if first.is_ok() {

@@ -192,6 +192,25 @@ pub fn ingest(
         .and_then(|p| p.window)
         .map_or(u64::MAX, |w| w.1);
     let window_note = plan.as_ref().and_then(|p| p.note.clone());
+    // The window of a run too large for the map's memory is kept in the trace's index
+    // (`index::store_alloc` says why only that; forked children's maps are not kept).
+    let indexed =
+        |window: Option<(u64, u64)>| window.filter(|_| inputs.len() == 1 && !wanted.growing);
+    let plan = match plan.as_ref().and_then(|p| indexed(p.window)) {
+        Some(window) => match index::load_alloc(&inputs[0], Some(window)) {
+            Lookup::Found(model) => {
+                models.alloc = Some(with_note(*model, window_note.clone()));
+                None
+            }
+            Lookup::Missing => plan,
+            Lookup::Rejected(why) => {
+                models.notes.push(why);
+                plan
+            }
+        },
+        None => plan,
+    };
+    let kept_window = plan.as_ref().and_then(|p| indexed(p.window));
     let mut alloc = plan.map(|plan| {
         let mut builder = AllocModelBuilder::new();
         builder.reserve(plan.blocks as usize);
@@ -281,15 +300,27 @@ pub fn ingest(
             alloc_end = alloc_end.max(end.saturating_add(feed.offset()));
         }
     }
-    models.alloc = alloc.map(|b| {
-        let mut model = b.finish(alloc_end);
-        // The model says which window it holds: every view of it shows the sentence.
-        if let Some(note) = window_note {
-            model.add_note(note);
+    if let Some(builder) = alloc {
+        let model = builder.finish(alloc_end);
+        // A damaged trace is read again (and its damage reported) every time.
+        if let (Some(window), [input]) = (kept_window, &inputs[..])
+            && input.damage.is_empty()
+            && let Err(why) = index::store_alloc(input, Some(window), &model)
+        {
+            models.notes.push(format!("no index kept: {why}"));
         }
-        model
-    });
+        models.alloc = Some(with_note(model, window_note));
+    }
     models
+}
+
+/// The allocation map saying which window it holds (`note`): every view of it shows
+/// the sentence.
+fn with_note(mut model: AllocModel, note: Option<String>) -> AllocModel {
+    if let Some(note) = note {
+        model.add_note(note);
+    }
+    model
 }
 
 /// The streaming summary with allocator latencies per function.

@@ -51,6 +51,25 @@ impl FrameKind {
         FrameKind::Recorder,
     ];
 
+    /// The kind's stored code (its number), as the engines' codecs write it. Explicit,
+    /// so that reordering the kinds never changes what is stored; a new kind fails to
+    /// compile here until it gets a code.
+    pub fn code(self) -> u8 {
+        match self {
+            FrameKind::User => 0,
+            FrameKind::Library => 1,
+            FrameKind::Allocator => 2,
+            FrameKind::Runtime => 3,
+            FrameKind::Loader => 4,
+            FrameKind::Recorder => 5,
+        }
+    }
+
+    /// The kind stored as `code`, if it is one.
+    pub fn from_code(code: u8) -> Option<FrameKind> {
+        FrameKind::ALL.into_iter().find(|k| k.code() == code)
+    }
+
     /// Whether a frame of this kind can be an allocation site: user code and libraries.
     pub fn can_be_site(self) -> bool {
         matches!(self, FrameKind::User | FrameKind::Library)

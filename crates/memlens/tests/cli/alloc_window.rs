@@ -4,7 +4,9 @@
 //! last stretch that fits, or the `--time` window asked for, holding fewer blocks and
 //! a lower peak memory than the whole run; a bad value of the variable is named and
 //! the kernel's estimate used. (That the window's blocks are exactly the run's blocks
-//! overlapping it is `memlens-alloc`'s `tests/window.rs`.)
+//! overlapping it is `memlens-alloc`'s `tests/window.rs`.) Such a window is kept in
+//! the trace's index and read back from it without the events, into the same picture;
+//! a damaged copy is rebuilt with one note.
 
 use std::path::Path;
 use std::time::Duration;
@@ -111,4 +113,106 @@ fn a_run_too_large_for_memory_draws_the_window_that_fits() {
         bad.stderr
     );
     assert_eq!(blocks_drawn(&bad.stderr), all);
+}
+
+/// The offset of a byte in the middle of the first event chunk's payload of `trace`
+/// (from `memlens dump`'s `# chunk offset=… kind=Events … stored=…` lines).
+fn inside_an_event_chunk(trace: &Path) -> usize {
+    let dump = crate::support::trace::dump(trace);
+    let line = dump
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("# chunk ") && l.contains("kind=Events"))
+        .unwrap_or_else(|| panic!("no event chunk in the dump:\n{}", dump.stderr));
+    let field = |name: &str| -> usize {
+        line.split_whitespace()
+            .find_map(|w| w.strip_prefix(name))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {line}"))
+    };
+    field("offset=") + field("stored=") / 2
+}
+
+#[test]
+fn a_window_is_kept_in_the_index_and_read_back_without_the_events() {
+    let Some((_, source)) = alloc_bench_source() else {
+        return;
+    };
+    let dir = test_dir("alloc-window-index");
+    let bench = compile(
+        dir.path(),
+        "alloc-bench",
+        Lang::C,
+        &source,
+        FRAME_POINTER_FLAGS,
+    );
+    let bench = bench.to_str().expect("a UTF-8 path");
+    let rec = record(
+        dir.path(),
+        &["-q", "-o", "t.mlens"],
+        &[bench, "1", "600000"],
+        &[],
+    );
+    assert_eq!(rec.run.code, 0, "{}", rec.run.stderr);
+    let (trace, index) = (dir.path().join("t.mlens"), dir.path().join("t.mlens.mlidx"));
+
+    // The whole run's map is not kept: it would be larger than a quarter of the trace.
+    render(dir.path(), &[], None);
+    assert!(!index.exists(), "the whole run's map was kept in an index");
+
+    // A window of it is, and the next command draws the same picture from it.
+    let first = render(dir.path(), &[], Some("16M"));
+    let picture = std::fs::read(dir.path().join("out.png")).expect("a picture");
+    let kept = std::fs::read(&index).expect("the window was kept in an index");
+    let part = kept.windows(4).position(|w| w == b"AMAP");
+    let part = part.expect("the index has an allocation-map part");
+    assert!(
+        (kept.len() as u64) < std::fs::metadata(&trace).expect("the trace").len() / 4 + 100,
+        "the index takes {} bytes",
+        kept.len()
+    );
+
+    // Damage the events (not the chunk headers the index is keyed by): a map read from
+    // the events would say so; the one read from the index is the picture drawn before.
+    let mut bytes = std::fs::read(&trace).expect("the trace");
+    let at = inside_an_event_chunk(&trace);
+    bytes[at..at + 64].iter_mut().for_each(|b| *b ^= 0x5a);
+    std::fs::write(&trace, &bytes).expect("cannot write the trace");
+    let again = render(dir.path(), &[], Some("16M"));
+    assert_eq!(
+        std::fs::read(dir.path().join("out.png")).expect("a picture"),
+        picture,
+        "the map read from the index differs"
+    );
+    assert_eq!(again.stderr, first.stderr, "reading the index says more");
+    bytes[at..at + 64].iter_mut().for_each(|b| *b ^= 0x5a);
+    std::fs::write(&trace, &bytes).expect("cannot restore the trace");
+
+    // A damaged allocation-map part is rebuilt, with one note, into the same picture.
+    let mut damaged = kept.clone();
+    let middle = part + (kept.len() - part) / 2;
+    damaged[middle..middle + 16]
+        .iter_mut()
+        .for_each(|b| *b ^= 0xa5);
+    std::fs::write(&index, &damaged).expect("cannot write the index");
+    let rebuilt = render(dir.path(), &[], Some("16M"));
+    let notes: Vec<&str> = rebuilt
+        .stderr
+        .lines()
+        .filter(|l| l.contains("rebuilding"))
+        .collect();
+    assert!(
+        notes.len() == 1 && notes[0].contains("is damaged (its allocation map"),
+        "{}",
+        rebuilt.stderr
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("out.png")).expect("a picture"),
+        picture
+    );
+    assert_eq!(
+        std::fs::read(&index).expect("the index"),
+        kept,
+        "not rewritten whole"
+    );
 }

@@ -8,7 +8,10 @@
 #   - `memlens tree --points 50` with the index,
 #   - `memlens summary` (which reads every event; no index),
 #   - `memlens view` until its first tree answers, without and with the index (its peak
-#     RSS is the viewer's VmHWM; bench/index/first_tree.sh),
+#     RSS is the viewer's VmHWM; bench/index/first_tree.sh), and until its allocation
+#     map answers (without the index it reads the events; with it, the window the first
+#     view kept there),
+#   - `memlens render alloc` with the index and without it,
 # against `heaptrack_print` on the same workload recorded by heaptrack. Prints a table
 # and PASS/MISS for the issue's targets: first open ≤ 120 s, reopen ≤ 5 s, view peak
 # RSS ≤ 1.5 GiB, growth peak RSS ≤ 1 GiB; and the index's size as a share of the trace's.
@@ -66,6 +69,14 @@ echo "== memlens view until the first tree, first (no index) and reopened"
 rm -f "$index"
 "$here/first_tree.sh" "$memlens" "$trace" "$out/view1.time"
 "$here/first_tree.sh" "$memlens" "$trace" "$out/view2.time"
+# The view kept its allocation map's window in the index beside the heap model.
+full_index_bytes=$(stat -c %s "$index")
+echo "== memlens render alloc, from the index and then without it (reads the events)"
+measure render2 "$memlens" render alloc "$trace" -o "$out/render2.png"
+rm -f "$index"
+measure render1 "$memlens" render alloc "$trace" -o "$out/render1.png"
+same_map=yes
+cmp -s "$out/render1.png" "$out/render2.png" || same_map=NO
 top=$(sed -n 's/^ *group: *//p' "$out/growth1.out" | head -n 1)
 
 baseline=""
@@ -84,11 +95,12 @@ else
 fi
 
 echo
-echo "top suspect: ${top:-none}; second growth printed the same: $same_output; index reused (unchanged, no rebuild note): $reused"
-python3 - "$out" "$recorded" "$trace_bytes" "$index_bytes" $baseline <<'PY'
+echo "top suspect: ${top:-none}; second growth printed the same: $same_output; index reused (unchanged, no rebuild note): $reused; render alloc drew the same picture from the index: $same_map"
+python3 - "$out" "$recorded" "$trace_bytes" "$index_bytes" "$full_index_bytes" $baseline <<'PY'
 import sys
 out, events, trace_bytes, index_bytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-baseline = (float(sys.argv[5]), int(sys.argv[6])) if len(sys.argv) > 6 else None
+full_index_bytes = int(sys.argv[5])
+baseline = (float(sys.argv[6]), int(sys.argv[7])) if len(sys.argv) > 7 else None
 
 def measured(name):
     # NAME.time, or NAME.time.alloc for the allocation map of a view (3 fields).
@@ -98,6 +110,7 @@ def measured(name):
 
 # The allocation map read in the background by the view: 200 drawn, 404 left out.
 alloc_status = open(f"{out}/view2.time.alloc").read().split()[2]
+alloc_status1 = open(f"{out}/view1.time.alloc").read().split()[2]
 
 # (label, file name, whether it reads the events: only those get a rate)
 rows = [
@@ -107,7 +120,10 @@ rows = [
     ("memlens summary", "summary", True),
     ("memlens view, first tree (no index)", "view1", True),
     ("memlens view, first tree (index)", "view2", False),
-    (f"memlens view, alloc map ({alloc_status})", "view2.time.alloc", False),
+    (f"memlens view, alloc map (no index, {alloc_status1})", "view1.time.alloc", True),
+    (f"memlens view, alloc map (index, {alloc_status})", "view2.time.alloc", False),
+    ("memlens render alloc (no index)", "render1", True),
+    ("memlens render alloc (index)", "render2", False),
 ]
 if baseline:
     rows.append(("heaptrack_print", "heaptrack_print", True))
@@ -120,7 +136,10 @@ for label, name, reads_events in rows:
     else:
         ratios = f"{'-':>8} {'-':>7}"
     print(f"{label:<36} {s:>9.2f} {kb / 1024:>9.1f} {rate:>7} {ratios}")
-print(f"index: {index_bytes / 1e6:.2f} MB = {100 * index_bytes / trace_bytes:.2f} % of the trace ({trace_bytes / 1e6:.1f} MB)")
+print(f"index: {index_bytes / 1e6:.2f} MB = {100 * index_bytes / trace_bytes:.2f} % of the trace ({trace_bytes / 1e6:.1f} MB); "
+      f"with the allocation map's window: {full_index_bytes / 1e6:.2f} MB = {100 * full_index_bytes / trace_bytes:.2f} %")
+print(f"allocation map reopened: view {measured('view1.time.alloc')[0] / measured('view2.time.alloc')[0]:.1f}× faster, "
+      f"render alloc {measured('render1')[0] / measured('render2')[0]:.1f}× faster")
 
 first_s, first_kb = measured("growth1")
 second_s, second_kb = measured("growth2")

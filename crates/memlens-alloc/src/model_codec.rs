@@ -120,6 +120,18 @@ fn decode_bin_kind(r: &mut Reader<'_>) -> Result<BinKind> {
     })
 }
 
+/// Reads a column of `blocks.len()` values into the blocks, `value(reader, block)`
+/// reading one.
+fn fill(
+    r: &mut Reader<'_>,
+    blocks: &mut [Block],
+    column: &str,
+    mut value: impl FnMut(&mut Reader<'_>, &mut Block) -> Result<()>,
+) -> Result<()> {
+    r.length(Some(blocks.len()), column)?;
+    blocks.iter_mut().try_for_each(|b| value(r, b))
+}
+
 /// A latency as stored: 0 when not measured, else `ns + 1`.
 fn latency_code(ns: Option<u32>) -> u64 {
     ns.map_or(0, |ns| u64::from(ns) + 1)
@@ -311,58 +323,75 @@ impl AllocModel {
             })
         })?;
         r.section = "blocks";
+        // Each column fills its field of every block in place: no column is held
+        // beside the blocks.
         let mut from = 0;
-        let t_alloc = r.column(None, "allocation time", |r, _| {
-            r.time(&mut from, end, "allocation time")
+        let mut blocks = r.column(None, "allocation time", |r, _| {
+            Ok(Block {
+                t_alloc: r.time(&mut from, end, "allocation time")?,
+                t_free: 0,
+                addr: 0,
+                requested: 0,
+                reserved: 0,
+                thread: ThreadId(0),
+                site: SiteId::UNKNOWN,
+                free_site: SiteId::UNKNOWN,
+                freed: false,
+                from_realloc: false,
+                mapping: false,
+            })
         })?;
-        let n = Some(t_alloc.len());
-        let t_free = r.column(n, "lifetime", |r, i| {
-            let mut from = t_alloc[i];
-            r.time(&mut from, end, "end of a lifetime")
+        let n = Some(blocks.len());
+        fill(&mut r, &mut blocks, "lifetime", |r, b| {
+            let mut from = b.t_alloc;
+            b.t_free = r.time(&mut from, end, "end of a lifetime")?;
+            Ok(())
         })?;
         let mut addr = 0u64;
-        let addrs = r.column(n, "address", |r, _| {
+        fill(&mut r, &mut blocks, "address", |r, b| {
             addr = addr.wrapping_add(unzigzag(r.varint()?) as u64);
-            Ok(addr)
+            b.addr = addr;
+            Ok(())
         })?;
-        let requested = r.column(n, "requested size", |r, _| r.varint())?;
-        let reserved = r.column(n, "reserved size", |r, i| {
+        fill(&mut r, &mut blocks, "requested size", |r, b| {
+            b.requested = r.varint()?;
+            Ok(())
+        })?;
+        fill(&mut r, &mut blocks, "reserved size", |r, b| {
             let at = r.pos;
-            let extra = r.varint()?;
-            let reserved = requested[i].checked_add(extra);
-            reserved.ok_or_else(|| r.invalid(at, "a reserved size exceeds 2^64".to_owned()))
+            let reserved = b.requested.checked_add(r.varint()?);
+            b.reserved =
+                reserved.ok_or_else(|| r.invalid(at, "a reserved size exceeds 2^64".to_owned()))?;
+            Ok(())
         })?;
-        let len = t_alloc.len();
-        let thread = r.ids(len, threads.len(), "thread", ThreadId)?;
-        let site = r.ids(len, sites.len(), "site", SiteId)?;
-        let free_site = r.ids(len, sites.len(), "site", SiteId)?;
-        let flags = r.column(n, "flags", |r, _| {
+        fill(&mut r, &mut blocks, "thread", |r, b| {
+            b.thread = ThreadId(r.id(threads.len(), "thread")?);
+            Ok(())
+        })?;
+        fill(&mut r, &mut blocks, "site", |r, b| {
+            b.site = SiteId(r.id(sites.len(), "site")?);
+            Ok(())
+        })?;
+        fill(&mut r, &mut blocks, "freeing site", |r, b| {
+            b.free_site = SiteId(r.id(sites.len(), "site")?);
+            Ok(())
+        })?;
+        fill(&mut r, &mut blocks, "flags", |r, b| {
             let at = r.pos;
             let f = r.varint()?;
             r.check(f < 8, at, || format!("block flags {f} are unknown"))?;
-            Ok(f)
+            (b.freed, b.from_realloc, b.mapping) =
+                (f & FREED != 0, f & FROM_REALLOC != 0, f & MAPPING != 0);
+            Ok(())
         })?;
-        let block_bin = r.ids(len, bins.len(), "bin", BinId)?;
-        let mut blocks = Vec::with_capacity(len);
+        let block_bin = r.ids(blocks.len(), bins.len(), "bin", BinId)?;
         let mut counts = vec![0u64; bins.len()];
-        for i in 0..len {
-            let block = Block {
-                t_alloc: t_alloc[i],
-                t_free: t_free[i],
-                addr: addrs[i],
-                requested: requested[i],
-                reserved: reserved[i],
-                thread: thread[i],
-                site: site[i],
-                free_site: free_site[i],
-                freed: flags[i] & FREED != 0,
-                from_realloc: flags[i] & FROM_REALLOC != 0,
-                mapping: flags[i] & MAPPING != 0,
-            };
-            let bin = &bins[block_bin[i].index()];
+        for (i, (block, bin)) in blocks.iter().zip(&block_bin).enumerate() {
+            let bin = &bins[bin.index()];
             let inside = bin.start <= block.addr
                 && block.addr.saturating_add(block.reserved.max(1)) <= bin.end;
-            let ordered = i == 0 || (t_alloc[i - 1], addrs[i - 1]) <= (block.t_alloc, block.addr);
+            let ordered = i == 0
+                || (blocks[i - 1].t_alloc, blocks[i - 1].addr) <= (block.t_alloc, block.addr);
             if !inside || !ordered {
                 let problem = match inside {
                     false => format!("block {i} lies outside its bin {}", bin.id.0),
@@ -370,8 +399,7 @@ impl AllocModel {
                 };
                 return Err(r.invalid(r.pos, problem));
             }
-            counts[block_bin[i].index()] += 1;
-            blocks.push(block);
+            counts[bin.id.index()] += 1;
         }
         if let Some(bin) = bins.iter().zip(&counts).position(|(b, &n)| b.blocks != n) {
             let problem = format!(

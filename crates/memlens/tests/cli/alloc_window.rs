@@ -46,12 +46,11 @@ fn blocks_drawn(stderr: &str) -> u64 {
         .expect("a block count")
 }
 
-#[test]
-fn a_run_too_large_for_memory_draws_the_window_that_fits() {
-    let Some((_, source)) = alloc_bench_source() else {
-        return;
-    };
-    let dir = test_dir("alloc-window");
+/// A directory named after `name` holding `t.mlens`, alloc-bench recorded making
+/// `calls` calls on one thread; `None` when the shared workload is not there.
+fn recorded_bench(name: &str, calls: &str) -> Option<tempfile::TempDir> {
+    let (_, source) = alloc_bench_source()?;
+    let dir = test_dir(name);
     let bench = compile(
         dir.path(),
         "alloc-bench",
@@ -63,10 +62,18 @@ fn a_run_too_large_for_memory_draws_the_window_that_fits() {
     let rec = record(
         dir.path(),
         &["-q", "-o", "t.mlens"],
-        &[bench, "1", "1000000"],
+        &[bench, "1", calls],
         &[],
     );
     assert_eq!(rec.run.code, 0, "{}", rec.run.stderr);
+    Some(dir)
+}
+
+#[test]
+fn a_run_too_large_for_memory_draws_the_window_that_fits() {
+    let Some(dir) = recorded_bench("alloc-window", "1000000") else {
+        return;
+    };
 
     let whole = render(dir.path(), &[], None);
     let all = blocks_drawn(&whole.stderr);
@@ -135,25 +142,9 @@ fn inside_an_event_chunk(trace: &Path) -> usize {
 
 #[test]
 fn a_window_is_kept_in_the_index_and_read_back_without_the_events() {
-    let Some((_, source)) = alloc_bench_source() else {
+    let Some(dir) = recorded_bench("alloc-window-index", "600000") else {
         return;
     };
-    let dir = test_dir("alloc-window-index");
-    let bench = compile(
-        dir.path(),
-        "alloc-bench",
-        Lang::C,
-        &source,
-        FRAME_POINTER_FLAGS,
-    );
-    let bench = bench.to_str().expect("a UTF-8 path");
-    let rec = record(
-        dir.path(),
-        &["-q", "-o", "t.mlens"],
-        &[bench, "1", "600000"],
-        &[],
-    );
-    assert_eq!(rec.run.code, 0, "{}", rec.run.stderr);
     let (trace, index) = (dir.path().join("t.mlens"), dir.path().join("t.mlens.mlidx"));
 
     // The whole run's map is not kept: it would be larger than a quarter of the trace.

@@ -4,10 +4,10 @@
 //! It holds the coalesced heap model (`memlens-heap`'s `HeapModelBuilder::coalescing`):
 //! trees at every instant of its grid, the timeline's peaks and dips, growth, with the
 //! symbolized context; and, once a command has read the allocation map of a run too
-//! large for the map's memory, the window of it that the map holds (`memlens-alloc`'s
-//! `AllocModel::encode`: its blocks and bins; see [`store_alloc`] for when), so that
-//! reopening the map reads no event either. Each part is written by the command that built it, keeping
-//! the other. It lives beside the trace as `<trace>.mlidx`, or, when that
+//! large for the map's memory, the windows of it that the map held (`memlens-alloc`'s
+//! `AllocModel::encode`: its blocks and bins; see [`store_alloc`] for which), so that
+//! reopening the map reads no event either. Each part is written by the command that
+//! built it, keeping the others. It lives beside the trace as `<trace>.mlidx`, or, when that
 //! directory is not writable, under `$XDG_CACHE_HOME/memlens/` (`~/.cache/memlens/`)
 //! named by the trace's key. It is never required: a missing index is built, a stale,
 //! damaged or foreign one is rebuilt (with one sentence saying why), and deleting it is
@@ -22,7 +22,7 @@
 //! 64  payload_crc    4  CRC-32 of the stored payload
 //! 68  header_crc     4  CRC-32 of bytes 0..68
 //! 72  payload           zstd of the encoded heap model (empty: none yet)
-//!     allocation map    optional, after the payload:
+//!     allocation maps   none or more, one after the other after the payload, each:
 //!  0  tag            4  "AMAP"
 //!  4  window        16  the window it holds (from, to), or u64::MAX twice: the whole run
 //! 20  raw_len        8  payload bytes after decompression
@@ -200,13 +200,18 @@ pub(crate) fn load_alloc(input: &TraceInput, window: Option<(u64, u64)>) -> Look
     let Some((path, bytes)) = find(input, key) else {
         return Lookup::Missing;
     };
-    let alloc = split(&bytes, key).and_then(|parts| match parts.alloc {
-        Some((held, part)) if held == window => part.decode(AllocModel::decode).map(Some),
-        _ => Ok(None),
-    });
+    let parts = match split(&bytes, key) {
+        Ok(parts) => parts,
+        Err(problem) => return Lookup::Rejected(rejected(&path, problem)),
+    };
+    let held = parts.alloc.iter().find(|(held, _)| *held == window);
+    let alloc = match (held, parts.alloc_damage) {
+        (Some((_, part)), _) => part.decode(AllocModel::decode),
+        (None, Some(why)) => Err(Problem::Damaged(why)),
+        (None, None) => return Lookup::Missing,
+    };
     match alloc {
-        Ok(Some(model)) => Lookup::Found(Box::new(model)),
-        Ok(None) => Lookup::Missing,
+        Ok(model) => Lookup::Found(Box::new(model)),
         Err(Problem::Damaged(why)) => Lookup::Rejected(rejected(
             &path,
             Problem::Damaged(format!("its allocation map: {why}")),
@@ -259,11 +264,16 @@ impl Part<'_> {
     }
 }
 
-/// The parts of an index file: the heap model's, if any, and the allocation map's
-/// (with the window it holds), if any.
+/// A window of a run (`from`, `to`), or `None` for the whole run.
+type Window = Option<(u64, u64)>;
+
+/// The parts of an index file: the heap model's, if any, and the allocation maps'
+/// (each with the window it holds), oldest first, up to the first damaged one, if
+/// any (`alloc_damage` then says what is wrong with it).
 struct Parts<'a> {
     heap: Option<Part<'a>>,
-    alloc: Option<(Option<(u64, u64)>, Part<'a>)>,
+    alloc: Vec<(Window, Part<'a>)>,
+    alloc_damage: Option<String>,
 }
 
 /// The allocation map part's tag and header length.
@@ -302,16 +312,34 @@ fn split(bytes: &[u8], key: IndexKey) -> Result<Parts<'_>, Problem> {
         return Err(damaged("payload checksum mismatch"));
     }
     let heap = (stored_len > 0).then_some(Part { raw_len, stored });
-    let tail = &rest[stored.len()..];
-    if tail.is_empty() {
-        return Ok(Parts { heap, alloc: None });
+    let mut parts = Parts {
+        heap,
+        alloc: Vec::new(),
+        alloc_damage: None,
+    };
+    let mut tail = &rest[stored.len()..];
+    while !tail.is_empty() {
+        match alloc_part(tail) {
+            Ok((window, part)) => {
+                tail = &tail[ALLOC_HEADER_LEN + part.stored.len()..];
+                parts.alloc.push((window, part));
+            }
+            Err(why) => {
+                parts.alloc_damage = Some(why.to_owned());
+                break;
+            }
+        }
     }
-    let bad = |why: &str| Problem::Damaged(format!("its allocation map: {why}"));
+    Ok(parts)
+}
+
+/// The allocation map part at the start of `tail`, checked.
+fn alloc_part(tail: &[u8]) -> Result<(Window, Part<'_>), &'static str> {
     if tail.len() < ALLOC_HEADER_LEN || &tail[0..4] != ALLOC_TAG {
-        return Err(bad("not a part this memlens knows"));
+        return Err("not a part this memlens knows");
     }
     if crc32fast::hash(&tail[0..40]) != u32_at(tail, 40) {
-        return Err(bad("header checksum mismatch"));
+        return Err("header checksum mismatch");
     }
     let window = match (u64_at(tail, 4), u64_at(tail, 12)) {
         WHOLE_RUN => None,
@@ -319,20 +347,14 @@ fn split(bytes: &[u8], key: IndexKey) -> Result<Parts<'_>, Problem> {
     };
     let (raw_len, stored_len) = (u64_at(tail, 20), u64_at(tail, 28));
     let payload = &tail[ALLOC_HEADER_LEN..];
-    if payload.len() as u64 != stored_len {
-        return Err(bad("truncated"));
+    let stored = usize::try_from(stored_len)
+        .ok()
+        .and_then(|n| payload.get(..n));
+    let stored = stored.ok_or("truncated")?;
+    if crc32fast::hash(stored) != u32_at(tail, 36) {
+        return Err("payload checksum mismatch");
     }
-    if crc32fast::hash(payload) != u32_at(tail, 36) {
-        return Err(bad("payload checksum mismatch"));
-    }
-    let alloc = Some((
-        window,
-        Part {
-            raw_len,
-            stored: payload,
-        },
-    ));
-    Ok(Parts { heap, alloc })
+    Ok((window, Part { raw_len, stored }))
 }
 
 /// The bytes of an index of the trace keyed `key` with these parts.
@@ -351,7 +373,7 @@ fn join(key: IndexKey, parts: &Parts<'_>) -> Vec<u8> {
     let header_crc = crc32fast::hash(&bytes);
     bytes.extend_from_slice(&header_crc.to_le_bytes());
     bytes.extend_from_slice(heap.stored);
-    if let Some((window, part)) = parts.alloc {
+    for &(window, part) in &parts.alloc {
         let at = bytes.len();
         let (from, to) = window.unwrap_or(WHOLE_RUN);
         bytes.extend_from_slice(ALLOC_TAG);
@@ -386,7 +408,9 @@ pub(crate) fn store(input: &TraceInput, model: &HeapModel) -> Result<PathBuf, St
 /// so the whole run's map of a trace is not kept (it would be larger than the trace
 /// and read only about 1.5 times faster), while the window of a run too large for the
 /// map's memory is (reading it again means reading every event before its end: on 10⁹
-/// events, 70 s instead of about 2). Returns `Ok(None)` when it is not kept.
+/// events, 70 s instead of about 2). Maps of other windows (a window the viewer was
+/// asked to read, then the default one) are kept beside it while they all take less
+/// than that quarter, the oldest dropped first. Returns `Ok(None)` when it is not kept.
 pub(crate) fn store_alloc(
     input: &TraceInput,
     window: Option<(u64, u64)>,
@@ -409,23 +433,34 @@ enum New<'a> {
     Alloc(Option<(u64, u64)>, Part<'a>),
 }
 
-/// Writes the index of `input` with the `new` part and the other part of its current
-/// index, when that is valid.
+/// Writes the index of `input` with the `new` part and the other parts of its current
+/// index that are valid (see [`store_alloc`] for which allocation maps stay).
 fn update(input: &TraceInput, new: New<'_>) -> Result<PathBuf, String> {
     let key = IndexKey::of(input);
     let current = find(input, key);
     let kept = current
         .as_ref()
         .and_then(|(_, bytes)| split(bytes, key).ok());
-    let parts = match new {
-        New::Heap(heap) => Parts {
-            heap: Some(heap),
-            alloc: kept.and_then(|k| k.alloc),
-        },
-        New::Alloc(window, alloc) => Parts {
-            heap: kept.and_then(|k| k.heap),
-            alloc: Some((window, alloc)),
-        },
+    let (heap, mut alloc) = kept.map_or((None, Vec::new()), |k| (k.heap, k.alloc));
+    let heap = match new {
+        New::Heap(heap) => Some(heap),
+        New::Alloc(window, part) => {
+            alloc.retain(|(held, _)| *held != window);
+            alloc.push((window, part));
+            let room = input.file.len() / 4;
+            let size = |alloc: &[(_, Part<'_>)]| -> u64 {
+                alloc.iter().map(|(_, p)| p.stored.len() as u64).sum()
+            };
+            while alloc.len() > 1 && size(&alloc) > room {
+                alloc.remove(0);
+            }
+            heap
+        }
+    };
+    let parts = Parts {
+        heap,
+        alloc,
+        alloc_damage: None,
     };
     let bytes = join(key, &parts);
     let beside = index_path(input.path());

@@ -4,9 +4,9 @@
 //! last stretch that fits, or the `--time` window asked for, holding fewer blocks and
 //! a lower peak memory than the whole run; a bad value of the variable is named and
 //! the kernel's estimate used. (That the window's blocks are exactly the run's blocks
-//! overlapping it is `memlens-alloc`'s `tests/window.rs`.) Such a window is kept in
-//! the trace's index and read back from it without the events, into the same picture;
-//! a damaged copy is rebuilt with one note.
+//! overlapping it is `memlens-alloc`'s `tests/window.rs`.) Such windows (the last
+//! stretch, one asked for) are kept in the trace's index and read back from it without
+//! the events, into the same pictures; a damaged copy is rebuilt with one note.
 
 use std::path::Path;
 use std::time::Duration;
@@ -152,7 +152,7 @@ fn a_window_is_kept_in_the_index_and_read_back_without_the_events() {
     assert!(!index.exists(), "the whole run's map was kept in an index");
 
     // A window of it is, and the next command draws the same picture from it.
-    let first = render(dir.path(), &[], Some("16M"));
+    let first = render(dir.path(), &[], Some("8M"));
     let picture = std::fs::read(dir.path().join("out.png")).expect("a picture");
     let kept = std::fs::read(&index).expect("the window was kept in an index");
     let part = kept.windows(4).position(|w| w == b"AMAP");
@@ -163,19 +163,37 @@ fn a_window_is_kept_in_the_index_and_read_back_without_the_events() {
         kept.len()
     );
 
+    // Another window asked for is kept beside it.
+    let asked = ["--time", "10%..13%"];
+    let first_asked = render(dir.path(), &asked, Some("8M"));
+    let asked_picture = std::fs::read(dir.path().join("out.png")).expect("a picture");
+    let both = std::fs::read(&index).expect("the index");
+    let parts = both.windows(4).filter(|w| w == b"AMAP").count();
+    assert!(parts >= 2, "{parts} allocation-map parts kept");
+
     // Damage the events (not the chunk headers the index is keyed by): a map read from
-    // the events would say so; the one read from the index is the picture drawn before.
+    // the events would say so; those read from the index are the pictures drawn before.
     let mut bytes = std::fs::read(&trace).expect("the trace");
     let at = inside_an_event_chunk(&trace);
     bytes[at..at + 64].iter_mut().for_each(|b| *b ^= 0x5a);
     std::fs::write(&trace, &bytes).expect("cannot write the trace");
-    let again = render(dir.path(), &[], Some("16M"));
+    for (args, first, picture) in [
+        (&[][..], &first, &picture),
+        (&asked[..], &first_asked, &asked_picture),
+    ] {
+        let again = render(dir.path(), args, Some("8M"));
+        assert_eq!(
+            &std::fs::read(dir.path().join("out.png")).expect("a picture"),
+            picture,
+            "the map {args:?} read from the index differs"
+        );
+        assert_eq!(again.stderr, first.stderr, "reading the index says more");
+    }
     assert_eq!(
-        std::fs::read(dir.path().join("out.png")).expect("a picture"),
-        picture,
-        "the map read from the index differs"
+        std::fs::read(&index).expect("the index"),
+        both,
+        "reading rewrote the index"
     );
-    assert_eq!(again.stderr, first.stderr, "reading the index says more");
     bytes[at..at + 64].iter_mut().for_each(|b| *b ^= 0x5a);
     std::fs::write(&trace, &bytes).expect("cannot restore the trace");
 
@@ -186,7 +204,7 @@ fn a_window_is_kept_in_the_index_and_read_back_without_the_events() {
         .iter_mut()
         .for_each(|b| *b ^= 0xa5);
     std::fs::write(&index, &damaged).expect("cannot write the index");
-    let rebuilt = render(dir.path(), &[], Some("16M"));
+    let rebuilt = render(dir.path(), &[], Some("8M"));
     let notes: Vec<&str> = rebuilt
         .stderr
         .lines()

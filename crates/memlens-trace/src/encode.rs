@@ -305,11 +305,7 @@ impl ChunkBuilder {
 
     /// Frames the chunk into `out` (compressed with `compressor` when given)
     /// and resets the builder for the next chunk of the same stream.
-    pub fn finish(
-        &mut self,
-        out: &mut Vec<u8>,
-        compressor: Option<&mut zstd::bulk::Compressor<'static>>,
-    ) {
+    pub fn finish(&mut self, out: &mut Vec<u8>, compressor: Option<&mut crate::chunk::Compressor>) {
         if self.records == 0 {
             return;
         }

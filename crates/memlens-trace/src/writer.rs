@@ -20,7 +20,7 @@ pub const DEFAULT_CHUNK_BYTES: usize = 256 << 10;
 /// Writes records to `W` as a trace file.
 pub struct TraceWriter<W: Write> {
     out: W,
-    compressor: Option<zstd::bulk::Compressor<'static>>,
+    compressor: Option<crate::chunk::Compressor>,
     process: ChunkBuilder,
     threads: HashMap<u32, ChunkBuilder>,
     /// Streams for other chunk kinds (references), keyed by (kind, stream).

@@ -101,11 +101,47 @@ impl TickConverter {
         n0 + ((u128::from(raw - r0) * u128::from(rate)) >> 32) as u64
     }
 
+    /// The newest segment, to convert the values of one drain of a ring with
+    /// (the map does not change while a drain runs).
+    #[inline]
+    pub fn newest(&self) -> Newest {
+        if self.tsc {
+            let (raw0, ns0, rate) = self.last;
+            Newest { raw0, ns0, rate }
+        } else {
+            Newest {
+                raw0: self.mono0,
+                ns0: 0,
+                rate: 1 << 32,
+            }
+        }
+    }
+
     /// The nanoseconds between raw values `from` and `to` (0 when `to` is
     /// not after `from`), on the same map as [`TickConverter::convert`].
     #[inline]
     pub fn span(&self, from: u64, to: u64) -> u64 {
         self.convert(to).saturating_sub(self.convert(from))
+    }
+}
+
+/// The newest segment of a [`TickConverter`] ([`TickConverter::newest`]): it
+/// converts the raw values from its start on exactly as the converter does,
+/// with no lookup (the monotonic clock is one segment of rate 1 from the start).
+#[derive(Clone, Copy, Debug)]
+pub struct Newest {
+    raw0: u64,
+    ns0: u64,
+    /// ns per tick as 32.32 fixed point.
+    rate: u64,
+}
+
+impl Newest {
+    /// [`TickConverter::convert`] of `raw`, when `raw` is in this segment.
+    #[inline(always)]
+    pub fn convert(&self, raw: u64) -> Option<u64> {
+        let ticks = raw.checked_sub(self.raw0)?;
+        Some(self.ns0 + ((u128::from(ticks) * u128::from(self.rate)) >> 32) as u64)
     }
 }
 
@@ -177,6 +213,35 @@ mod tests {
         // The monotonic clock needs no rate.
         let m = TickConverter::start(false, 0, 1_000, || panic!("not read"));
         assert_eq!(m.convert(5_000), 4_000);
+    }
+
+    #[test]
+    fn the_newest_segment_converts_as_the_converter_does() {
+        let mut c = TickConverter::new(true, 1_000, 0);
+        assert!(c.calibrate(4_000_000, 2_000_000));
+        let newest = c.newest();
+        for raw in [
+            0,
+            999,
+            1_000,
+            3_999_999,
+            4_000_000,
+            4_000_001,
+            9_876_543,
+            u64::MAX,
+        ] {
+            match newest.convert(raw) {
+                Some(ns) => assert_eq!(ns, c.convert(raw), "{raw}"),
+                None => assert!(raw < 4_000_000, "{raw}"),
+            }
+        }
+        let m = TickConverter::new(false, 0, 1_000);
+        for raw in [0, 999, 1_000, 5_000, u64::MAX] {
+            match m.newest().convert(raw) {
+                Some(ns) => assert_eq!(ns, m.convert(raw), "{raw}"),
+                None => assert!(raw < 1_000, "{raw}"),
+            }
+        }
     }
 
     #[test]

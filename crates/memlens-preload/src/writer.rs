@@ -246,6 +246,12 @@ impl Writer {
         };
         let mut slots = state.ring.slots(i, head);
         let mut next_look = 256;
+        // The plain paths' state in locals, written back after the loop: the
+        // column writes store through pointers that could alias `self`, so
+        // fields would be loaded and stored again for every event.
+        let newest = self.ticks.newest();
+        let mut latest_ns = self.latest_ns;
+        let mut totals = self.totals;
         while let Some(first) = slots.next_ref() {
             if written >= next_look {
                 next_look = written + 256;
@@ -256,17 +262,21 @@ impl Writer {
             // column paths: their kinds come in no predictable order, and every
             // dispatch on one costs a mispredicted branch.
             if let Some((time, addr, size, func, local)) = self.decoder.plain_alloc(first) {
-                let time = self.ticks.convert(time);
-                self.latest_ns = self.latest_ns.max(time);
-                self.totals.count_alloc(size);
+                let time = newest
+                    .convert(time)
+                    .unwrap_or_else(|| self.ticks.convert(time));
+                latest_ns = latest_ns.max(time);
+                totals.count_alloc(size);
                 t.builder.alloc(time, addr, size, stack(local), func);
                 written += 1;
                 continue;
             }
             if let Some((time, addr, local)) = self.decoder.plain_free(first) {
-                let time = self.ticks.convert(time);
-                self.latest_ns = self.latest_ns.max(time);
-                self.totals.count_free();
+                let time = newest
+                    .convert(time)
+                    .unwrap_or_else(|| self.ticks.convert(time));
+                latest_ns = latest_ns.max(time);
+                totals.count_free();
                 t.builder.free(time, addr, stack(local));
                 written += 1;
                 continue;
@@ -330,8 +340,8 @@ impl Writer {
                     ..
                 } if !self.latency => {
                     let time = self.ticks.convert(time);
-                    self.latest_ns = self.latest_ns.max(time);
-                    self.totals.count_realloc(size);
+                    latest_ns = latest_ns.max(time);
+                    totals.count_realloc(size);
                     t.builder
                         .realloc(time, old_addr, new_addr, size, stack(local));
                     written += 1;
@@ -380,8 +390,8 @@ impl Writer {
                 },
             };
             // Latency mode.
-            self.latest_ns = self.latest_ns.max(event.time());
-            self.totals.count(&event);
+            latest_ns = latest_ns.max(event.time());
+            totals.count(&event);
             let ns = record.call_interval().map_or(0, |(start, end)| {
                 self.ticks
                     .span(start, end)
@@ -390,6 +400,8 @@ impl Writer {
             t.builder.event_with_latency(&event, Some(ns as u32));
             written += 1;
         }
+        self.latest_ns = latest_ns;
+        self.totals = totals;
         state.ring.release(head);
         wakeup::room_made();
         self.chunk_if_full(&mut t.builder);

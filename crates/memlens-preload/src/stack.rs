@@ -87,7 +87,7 @@ impl Walk {
     /// address read from it. A walk's stack pointers grow strictly (every step
     /// checks it) and were 8-byte aligned when read, so the slots lie between
     /// the first and the last, and checking those two bounds all of them.
-    #[inline]
+    #[inline(always)]
     fn intact_from(&self, from: usize, lo: usize, hi: usize) -> bool {
         if from >= self.len {
             return true;
@@ -99,11 +99,15 @@ impl Walk {
         if !readable(first, 8, lo, hi) || !readable(last, 8, lo, hi) || first > last {
             return false;
         }
-        (from..self.len).all(|k| {
+        // A plain loop, as in `StackCache::way`.
+        for k in from..self.len {
             // SAFETY: between two slots checked against this thread's stack, and
             // aligned (see above).
-            unsafe { *(self.sp[k].wrapping_sub(8) as *const u64) == self.ip[k] }
-        })
+            if unsafe { *(self.sp[k].wrapping_sub(8) as *const u64) } != self.ip[k] {
+                return false;
+            }
+        }
+        true
     }
 
     /// True when this walk's frames from `j` on complete a new walk that has
@@ -154,12 +158,16 @@ impl StackCache {
 
     /// The walk that starts at frame 0 `(ip, sp)`, or the one to replace by it
     /// (the least recently used), and whether it is the former.
-    #[inline]
+    #[inline(always)]
     fn way(&mut self, ip: u64, sp: usize) -> (usize, bool) {
         self.clock = self.clock.wrapping_add(1);
-        if let Some(way) = self.keys.iter().position(|&k| k == (ip, sp)) {
-            self.used[way] = self.clock;
-            return (way, true);
+        // A plain loop: an iterator's `position` here becomes a call of its own
+        // once this is inlined into the hooks.
+        for way in 0..WAYS {
+            if self.keys[way] == (ip, sp) {
+                self.used[way] = self.clock;
+                return (way, true);
+            }
         }
         let clock = self.clock;
         let oldest = (0..WAYS)
@@ -171,7 +179,7 @@ impl StackCache {
 
     /// The id of the cached stack of walk `way`, when its frames are all still
     /// on the stack.
-    #[inline]
+    #[inline(always)]
     fn hit(&self, way: usize, lo: usize, hi: usize) -> Option<u32> {
         let w = &self.walks[way];
         (w.len > 0 && w.intact_from(1, lo, hi)).then(|| w.node[0])
@@ -301,7 +309,11 @@ fn is_self(ip: usize) -> bool {
 /// `intern(id of the stack without its innermost frame, that frame's return
 /// address)`, outermost frame first. `stack_lo..stack_hi` bounds every read;
 /// `previous` is the thread's [`StackCache`].
-#[inline(never)]
+///
+/// Inlined into the hooks: a capture that hits the cache (most) then costs no
+/// call, no frame of its own to save registers in and one frame fewer to walk
+/// up from; a miss goes on in [`unwind`].
+#[inline(always)]
 pub fn capture(
     stack_lo: usize,
     stack_hi: usize,
@@ -321,14 +333,6 @@ pub fn capture(
     // is read, whatever the thread's recorded bounds say.
     let stack_lo = stack_lo.max(sp);
     let in_stack = |a: usize| readable(a, 16, stack_lo, stack_hi);
-    let mut read_stack = |addr: u64| -> Result<u64, ()> {
-        let a = addr as usize;
-        if !readable(a, 8, stack_lo, stack_hi) {
-            return Err(());
-        }
-        // SAFETY: bounds-checked against this thread's stack.
-        Ok(unsafe { *(a as *const u64) })
-    };
     // Walk our own frames (they all have frame pointers) until the first
     // return address outside the recorder: that is the allocation's caller.
     loop {
@@ -349,62 +353,94 @@ pub fn capture(
                 previous.last = way;
                 return id;
             }
-            let mut fresh = Frames {
-                ip: [core::mem::MaybeUninit::uninit(); MAX_DEPTH],
-                sp: [core::mem::MaybeUninit::uninit(); MAX_DEPTH],
-            };
-            fresh.ip[0].write(ret as u64);
-            fresh.sp[0].write(caller_sp);
-            let mut n = 1;
-            let mut regs = (ret, caller_sp, next_fp);
-            let mut cursor = 0;
-            let reference = &previous.walks[previous.last];
-            while n < MAX_DEPTH {
-                let (ip, sp_now, bp_now) = regs;
-                if let Some(j) = reference.find(&mut cursor, sp_now, ip as u64, stack_lo, stack_hi)
-                    && reference.keeps(j, n - 1)
-                {
-                    // Frame n − 1 is the previous walk's frame j: keep the rest.
-                    return previous.splice(way, &fresh, n - 1, Some(j), intern);
-                }
-                let code = dwarf::classify(ip);
-                if code == dwarf::Code::Unknown {
-                    // A frame-pointer walk through code without frame
-                    // pointers read something that is not a return address.
-                    // (Frame 0 is always real: it was read from our own frame;
-                    // it may be JIT code, which is kept.)
-                    if n > 1 {
-                        n -= 1;
-                    }
-                    break;
-                }
-                let use_dwarf = mode == Mode::Dwarf || code == dwarf::Code::NoFramePointers;
-                let step = if use_dwarf {
-                    dwarf::step(cache, ip, sp_now, bp_now, &mut read_stack)
-                } else {
-                    None
-                };
-                let next = match step {
-                    Some(next) => Some(next),
-                    None => fp_step(bp_now, sp_now, stack_lo, stack_hi),
-                };
-                match next {
-                    Some((ip2, sp2, bp2)) if ip2 > 4096 => {
-                        fresh.ip[n].write(ip2 as u64);
-                        fresh.sp[n].write(sp2);
-                        n += 1;
-                        regs = (ip2, sp2, bp2);
-                    }
-                    _ => break,
-                }
-            }
-            return previous.splice(way, &fresh, n, None, intern);
+            let frame_0 = (ret, caller_sp, next_fp);
+            return unwind(
+                frame_0, way, stack_lo, stack_hi, mode, cache, previous, intern,
+            );
         }
         if next_fp <= fp {
             return 0;
         }
         fp = next_fp;
     }
+}
+
+/// The part of [`capture`] after a miss in the cache: unwinds from frame 0
+/// `(return address, stack pointer, frame pointer)` until the walk meets the
+/// previous one, into walk `way`. Apart, so that a hit (most captures) runs
+/// inside the hook, with none of this state set up (the frames' buffer, the
+/// DWARF reader, the registers they need saved).
+#[inline(never)]
+#[allow(clippy::too_many_arguments)] // reason: `capture`'s state at the miss, passed on whole
+fn unwind(
+    frame_0: (usize, usize, usize),
+    way: usize,
+    stack_lo: usize,
+    stack_hi: usize,
+    mode: Mode,
+    cache: &mut dwarf::Cache,
+    previous: &mut StackCache,
+    intern: &mut impl FnMut(u32, u64) -> u32,
+) -> u32 {
+    let mut read_stack = |addr: u64| -> Result<u64, ()> {
+        let a = addr as usize;
+        if !readable(a, 8, stack_lo, stack_hi) {
+            return Err(());
+        }
+        // SAFETY: bounds-checked against this thread's stack.
+        Ok(unsafe { *(a as *const u64) })
+    };
+    let (ret, caller_sp, _) = frame_0;
+    let mut fresh = Frames {
+        ip: [core::mem::MaybeUninit::uninit(); MAX_DEPTH],
+        sp: [core::mem::MaybeUninit::uninit(); MAX_DEPTH],
+    };
+    fresh.ip[0].write(ret as u64);
+    fresh.sp[0].write(caller_sp);
+    let mut n = 1;
+    let mut regs = frame_0;
+    let mut cursor = 0;
+    let reference = &previous.walks[previous.last];
+    while n < MAX_DEPTH {
+        let (ip, sp_now, bp_now) = regs;
+        if let Some(j) = reference.find(&mut cursor, sp_now, ip as u64, stack_lo, stack_hi)
+            && reference.keeps(j, n - 1)
+        {
+            // Frame n − 1 is the previous walk's frame j: keep the rest.
+            return previous.splice(way, &fresh, n - 1, Some(j), intern);
+        }
+        let code = dwarf::classify(ip);
+        if code == dwarf::Code::Unknown {
+            // A frame-pointer walk through code without frame
+            // pointers read something that is not a return address.
+            // (Frame 0 is always real: it was read from our own frame;
+            // it may be JIT code, which is kept.)
+            if n > 1 {
+                n -= 1;
+            }
+            break;
+        }
+        let use_dwarf = mode == Mode::Dwarf || code == dwarf::Code::NoFramePointers;
+        let step = if use_dwarf {
+            dwarf::step(cache, ip, sp_now, bp_now, &mut read_stack)
+        } else {
+            None
+        };
+        let next = match step {
+            Some(next) => Some(next),
+            None => fp_step(bp_now, sp_now, stack_lo, stack_hi),
+        };
+        match next {
+            Some((ip2, sp2, bp2)) if ip2 > 4096 => {
+                fresh.ip[n].write(ip2 as u64);
+                fresh.sp[n].write(sp2);
+                n += 1;
+                regs = (ip2, sp2, bp2);
+            }
+            _ => break,
+        }
+    }
+    previous.splice(way, &fresh, n, None, intern)
 }
 
 /// One frame-pointer step from a frame whose frame pointer is `bp`: returns

@@ -218,6 +218,13 @@ impl Slots<'_> {
         Some(unsafe { self.buf.get_unchecked(at) })
     }
 
+    /// The slot `k` places after the one [`Slots::next_ref`] returns next, if it
+    /// is already in the block buffer (a look ahead that never reads the ring).
+    #[inline(always)]
+    pub fn ahead(&self, k: usize) -> Option<&Slot> {
+        self.buf[..self.len].get(self.at + k)
+    }
+
     /// Copies the next block (up to the end of the mapping, or of the range).
     #[inline(never)]
     fn refill(&mut self) {

@@ -272,6 +272,20 @@ impl Decoder {
         (!self.latency && w3 & 0xff == kind::FREE).then_some((w0, w1, (w3 >> 32) as u32))
     }
 
+    /// What the chunk encoder will look up for `slot`, a plain allocation or free
+    /// still ahead: its address, and an allocation's size (for
+    /// `ChunkBuilder::prefetch`).
+    #[inline(always)]
+    pub fn lookup(&self, slot: &Slot) -> Option<(u64, Option<u64>)> {
+        let [_, w1, w2, w3] = *slot;
+        match w3 & 0xff {
+            _ if self.latency => None,
+            kind::ALLOC => Some((w1, Some(w2))),
+            kind::FREE => Some((w1, None)),
+            _ => None,
+        }
+    }
+
     /// [`Decoder::decode`] of the record that starts with `first`.
     #[inline]
     pub fn decode_from(&self, first: Slot, slots: &mut impl Iterator<Item = Slot>) -> Record {

@@ -99,6 +99,10 @@ pub struct Writer {
 /// (the prediction state starts empty in every chunk).
 const CHUNK_BYTES: usize = 1 << 20;
 
+/// How many slots ahead the drain asks for an event's table lines: far enough
+/// for a line to arrive from memory while the events in between are encoded.
+const PREFETCH_AHEAD: usize = 8;
+
 impl Writer {
     /// Creates the writer for an opened trace and writes the header and
     /// process record.
@@ -252,7 +256,19 @@ impl Writer {
         let newest = self.ticks.newest();
         let mut latest_ns = self.latest_ns;
         let mut totals = self.totals;
-        while let Some(first) = slots.next_ref() {
+        loop {
+            // The encoder's tables are read in no predictable order: their lines
+            // for an event a few slots ahead are asked for now (see
+            // `ChunkBuilder::prefetch`).
+            if let Some((addr, size)) = slots
+                .ahead(PREFETCH_AHEAD)
+                .and_then(|s| self.decoder.lookup(s))
+            {
+                t.builder.prefetch(addr, size);
+            }
+            let Some(first) = slots.next_ref() else {
+                break;
+            };
             if written >= next_look {
                 next_look = written + 256;
                 self.chunk_if_full(&mut t.builder);

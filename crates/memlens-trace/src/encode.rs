@@ -83,6 +83,13 @@ impl ChunkBuilder {
         self.columns.alloc(t, addr, size, stack, func);
     }
 
+    /// [`ColumnEncoder::prefetch`]: a hint for an allocation (`size`) or a free
+    /// of `addr` a few events ahead.
+    #[inline(always)]
+    pub fn prefetch(&self, addr: u64, size: Option<u64>) {
+        self.columns.prefetch(addr, size);
+    }
+
     /// [`ChunkBuilder::alloc`] for a free.
     #[inline]
     pub fn free(&mut self, t: TimeNs, addr: u64, stack: u32) {

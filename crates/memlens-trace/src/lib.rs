@@ -35,6 +35,7 @@ mod live_blocks;
 pub mod merge;
 pub mod metadata;
 mod predict;
+mod prefetch;
 pub mod reader;
 pub mod record;
 pub mod refs;

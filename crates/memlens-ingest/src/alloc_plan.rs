@@ -3,9 +3,11 @@
 //! within a **budget**: 1 GiB by default, `MEMLENS_ALLOC_MEMORY` when set, and never
 //! more than three quarters of the memory available. When the whole run's blocks
 //! would not fit in it, the map reads a window instead: the one the user asked for
-//! (`render alloc --time A..B`), or else the last stretch of the run that fits, at
-//! the run's mean allocation rate, with a fifth kept for the blocks already live as
-//! it starts. A window's model holds the live set until the window starts and the
+//! (`render alloc --time A..B`), or else the last stretch of the run that fits, with
+//! a fifth kept for the blocks already live as it starts. How many blocks a stretch
+//! holds is read from the event chunks' headers ([`Spread`]: each chunk's time span
+//! and record count), so a run that allocates in bursts (idle, then busy) gets the
+//! stretch that fits, not the one its mean allocation rate would give. A window's model holds the live set until the window starts and the
 //! blocks that overlap it (`memlens-alloc`'s `AllocModelBuilder::start_at`), and the
 //! pass stops reading at its end. So the map's memory is bounded by the budget plus
 //! the live set, whatever the number of events. The sentence saying which window is
@@ -14,6 +16,7 @@
 use memlens_heap::{format_bytes, format_duration};
 
 use memlens_trace::Metadata;
+use memlens_trace::format::ChunkKind;
 
 use crate::input::TraceInput;
 
@@ -39,10 +42,90 @@ pub(crate) struct AllocPlan {
     pub note: Option<String>,
 }
 
-/// The plan for a run of about `blocks` blocks ending at `run_end` ns, with `asked`
-/// the user's window (used only when the whole run does not fit) and `budget` bytes
-/// the map may use.
-pub(crate) fn plan(blocks: u64, run_end: u64, asked: Option<(u64, u64)>, budget: u64) -> AllocPlan {
+/// How a run's events spread over the allocation map's timeline, from the event
+/// chunks' headers alone: each chunk's first and last times (with its trace's clock
+/// offset) and its records. Within a chunk the events are taken as evenly spread.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Spread {
+    /// `(first, last, records)` per event chunk.
+    chunks: Vec<(u64, u64, u64)>,
+    records: u64,
+}
+
+impl Spread {
+    /// The spread of the event chunks of `inputs`, each trace at its clock offset.
+    pub(crate) fn of(inputs: &[TraceInput]) -> Spread {
+        let offsets = clock_offsets(inputs);
+        let chunks = inputs.iter().zip(offsets).flat_map(|(input, offset)| {
+            let events = input.file.chunks().iter();
+            events
+                .filter(|c| c.header.kind == ChunkKind::Events)
+                .map(move |c| {
+                    let h = &c.header;
+                    let first = h.t_first.saturating_add(offset);
+                    let last = h.t_last.max(h.t_first).saturating_add(offset);
+                    (first, last, u64::from(h.records))
+                })
+        });
+        Spread::from_chunks(chunks.collect())
+    }
+
+    /// The spread of chunks `(first, last, records)`.
+    pub(crate) fn from_chunks(chunks: Vec<(u64, u64, u64)>) -> Spread {
+        let records = chunks.iter().map(|c| c.2).sum();
+        Spread { chunks, records }
+    }
+
+    /// The share of the events recorded in `[from, to)`, or `None` when no chunk
+    /// says (the chunks hold no records).
+    fn share(&self, from: u64, to: u64) -> Option<f64> {
+        if self.records == 0 {
+            return None;
+        }
+        let inside: f64 = self
+            .chunks
+            .iter()
+            .map(|&(first, last, records)| {
+                let (start, end) = (from.max(first), to.min(last.saturating_add(1)));
+                let span = last - first + 1;
+                end.saturating_sub(start) as f64 / span as f64 * records as f64
+            })
+            .sum();
+        Some((inside / self.records as f64).min(1.0))
+    }
+
+    /// The start of the longest stretch ending at `end` that holds at most `share` of
+    /// the events (at least 1 ns long): the share only grows as the start moves back,
+    /// so a bisection finds it.
+    fn start_for(&self, share: f64, end: u64) -> Option<u64> {
+        self.share(0, end)?;
+        let (mut lo, mut hi) = (0u64, end.saturating_sub(1));
+        if self.share(lo, end)? <= share {
+            return Some(lo);
+        }
+        // Invariant: the stretch from `lo` holds more than `share`, the one from `hi`
+        // (or it is the shortest).
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            match self.share(mid, end)? <= share {
+                true => hi = mid,
+                false => lo = mid,
+            }
+        }
+        Some(hi)
+    }
+}
+
+/// The plan for a run of about `blocks` blocks ending at `run_end` ns, spread over it
+/// as `spread` says, with `asked` the user's window (used only when the whole run does
+/// not fit) and `budget` bytes the map may use.
+pub(crate) fn plan(
+    blocks: u64,
+    run_end: u64,
+    spread: &Spread,
+    asked: Option<(u64, u64)>,
+    budget: u64,
+) -> AllocPlan {
     let need = memory_of(blocks);
     if need <= budget {
         return AllocPlan {
@@ -52,12 +135,19 @@ pub(crate) fn plan(blocks: u64, run_end: u64, asked: Option<(u64, u64)>, budget:
         };
     }
     let run_end = run_end.max(1);
+    let time_share = |(from, to): (u64, u64)| to.saturating_sub(from) as f64 / run_end as f64;
     let (from, to) = asked.unwrap_or_else(|| {
+        // A fifth of the budget is kept for the blocks live as the window starts.
         let share = budget as f64 / need as f64 * 0.8;
-        let len = ((run_end as f64 * share) as u64).clamp(1, run_end);
-        (run_end - len, run_end)
+        let from = spread.start_for(share, run_end).unwrap_or_else(|| {
+            let len = ((run_end as f64 * share) as u64).clamp(1, run_end);
+            run_end - len
+        });
+        (from, run_end)
     });
-    let share = (to.saturating_sub(from)) as f64 / run_end as f64;
+    let share = spread
+        .share(from, to)
+        .unwrap_or_else(|| time_share((from, to)));
     let note = window_note(blocks, budget, (from, to), run_end, asked.is_some());
     AllocPlan {
         window: Some((from, to)),
@@ -168,11 +258,11 @@ mod tests {
 
     #[test]
     fn the_whole_run_when_it_fits_else_the_last_stretch_that_does() {
-        let whole = plan(1_000_000, 10_000_000_000, None, DEFAULT_BUDGET);
+        let whole = plan(1_000_000, 10_000_000_000, &even(), None, DEFAULT_BUDGET);
         assert_eq!((whole.window, whole.note), (None, None));
 
         // 500 M blocks need 100 GB; 1 GiB is 1.07 % of it, 0.86 % of the run is read.
-        let last = plan(500_000_000, 10_000_000_000, None, DEFAULT_BUDGET);
+        let last = plan(500_000_000, 10_000_000_000, &even(), None, DEFAULT_BUDGET);
         let (from, to) = last.window.expect("a window");
         assert_eq!(to, 10_000_000_000);
         let share = (to - from) as f64 / 1e10;
@@ -191,6 +281,7 @@ mod tests {
         let asked = plan(
             500_000_000,
             10_000_000_000,
+            &even(),
             Some((1, 2_000_000)),
             DEFAULT_BUDGET,
         );
@@ -202,7 +293,49 @@ mod tests {
                 .contains("the window asked for")
         );
         // And not when it does.
-        let small = plan(1_000, 10_000, Some((1, 2)), DEFAULT_BUDGET);
+        let small = plan(1_000, 10_000, &even(), Some((1, 2)), DEFAULT_BUDGET);
         assert_eq!(small.window, None);
+    }
+
+    /// A run of 10 s recorded as 1,000 chunks of 1,000 events, evenly.
+    fn even() -> Spread {
+        let chunk = |i: u64| (i * 10_000_000, (i + 1) * 10_000_000 - 1, 1_000);
+        Spread::from_chunks((0..1_000).map(chunk).collect())
+    }
+
+    #[test]
+    fn a_run_that_allocates_in_bursts_gets_the_stretch_that_fits_not_its_mean_rate() {
+        // 10 s: nothing for 9 s but 10 events, then 1 M events in the last second.
+        let mut chunks = vec![(0, 8_999_999_999, 10)];
+        let chunk = |i: u64| {
+            (
+                9_000_000_000 + i * 1_000_000,
+                9_000_000_000 + (i + 1) * 1_000_000 - 1,
+                1_000,
+            )
+        };
+        chunks.extend((0..1_000).map(chunk));
+        let spread = Spread::from_chunks(chunks);
+        // 5 M blocks need 1 GB; half that budget reads 40 % of the events: 0.4 s of
+        // the burst, not 40 % of the run (which would be all of the burst).
+        let budget = 500_000_000;
+        let p = plan(5_000_000, 10_000_000_000, &spread, None, budget);
+        let (from, to) = p.window.expect("a window");
+        assert_eq!(to, 10_000_000_000);
+        let read = (to - from) as f64;
+        assert!((read - 0.4e9).abs() < 2e6, "{read} ns read");
+        assert!(
+            (p.blocks as f64 - 2e6).abs() < 2e4,
+            "{} blocks expected",
+            p.blocks
+        );
+        // Evenly spread, the same budget reads 40 % of the run.
+        let p = plan(5_000_000, 10_000_000_000, &even(), None, budget);
+        let (from, to) = p.window.expect("a window");
+        assert!(((to - from) as f64 - 4e9).abs() < 2e7, "{}", to - from);
+        // With no chunk to go by, the mean rate decides.
+        let p = plan(5_000_000, 10_000_000_000, &Spread::default(), None, budget);
+        let (from, to) = p.window.expect("a window");
+        assert!(((to - from) as f64 - 4e9).abs() < 2e7, "{}", to - from);
     }
 }

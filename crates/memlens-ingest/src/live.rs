@@ -121,7 +121,9 @@ impl LiveRead {
             let (budget, why) = alloc_plan::memory_budget();
             notes.extend(why);
             // Half the budget (see the module documentation).
-            let plan = alloc_plan::plan(alloc_plan::blocks_of(md), newest, None, budget / 2);
+            let spread = alloc_plan::Spread::of(std::slice::from_ref(input));
+            let blocks = alloc_plan::blocks_of(md);
+            let plan = alloc_plan::plan(blocks, newest, &spread, None, budget / 2);
             let mut builder = AllocModelBuilder::new();
             builder.reserve(plan.blocks as usize);
             let window = plan.window.map(|(from, _)| from);

@@ -185,7 +185,8 @@ pub fn ingest(
         let run_end = alloc_plan::timeline_end(inputs);
         let (budget, why) = alloc_plan::memory_budget();
         models.notes.extend(why);
-        alloc_plan::plan(blocks, run_end, wanted.alloc_window, budget)
+        let spread = alloc_plan::Spread::of(inputs);
+        alloc_plan::plan(blocks, run_end, &spread, wanted.alloc_window, budget)
     });
     let alloc_until = plan
         .as_ref()

@@ -122,6 +122,53 @@ fn a_run_too_large_for_memory_draws_the_window_that_fits() {
     assert_eq!(blocks_drawn(&bad.stderr), all);
 }
 
+/// A run idle for 1.5 s that then allocates 600,000 blocks in a fraction of a second:
+/// the window that fits is placed by where the blocks are (the event chunks' times
+/// and counts), so it holds about the share of them the memory allows, not the whole
+/// burst that the run's mean allocation rate would put in its last stretch.
+#[test]
+fn a_run_that_allocates_in_a_burst_gets_the_stretch_that_fits() {
+    let dir = test_dir("alloc-burst");
+    let source = include_str!("../alloc_programs/burst.c");
+    let burst = compile(dir.path(), "burst", Lang::C, source, FRAME_POINTER_FLAGS);
+    let burst = burst.to_str().expect("a UTF-8 path");
+    let rec = record(
+        dir.path(),
+        &["-q", "-o", "t.mlens"],
+        &[burst, "600000"],
+        &[],
+    );
+    assert_eq!(rec.run.code, 0, "{}", rec.run.stderr);
+
+    let whole = render(dir.path(), &[], None);
+    let all = blocks_drawn(&whole.stderr);
+    assert!(all > 600_000, "{}", whole.stderr);
+    // ~600 k blocks need ~120 MB; 40 MiB leaves 32 for the window: about a quarter of
+    // the blocks, in well under a tenth of the run (the mean rate would take its last
+    // 28 %: the whole burst).
+    let last = render(dir.path(), &[], Some("40M"));
+    let some = blocks_drawn(&last.stderr);
+    assert!(
+        some > all / 10 && some < all / 2,
+        "{some} of {all} blocks drawn:\n{}",
+        last.stderr
+    );
+    let share: f64 = last
+        .stderr
+        .split("it shows its last ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|share| share.parse().ok())
+        .unwrap_or_else(|| panic!("no share of the run:\n{}", last.stderr));
+    assert!(share < 10.0, "{share} % of the run:\n{}", last.stderr);
+    assert!(
+        last.peak_rss_kib < whole.peak_rss_kib * 2 / 3,
+        "peak RSS {} KiB for the window, {} KiB for the whole run",
+        last.peak_rss_kib,
+        whole.peak_rss_kib
+    );
+}
+
 /// The offset of a byte in the middle of the first event chunk's payload of `trace`
 /// (from `memlens dump`'s `# chunk offset=… kind=Events … stored=…` lines).
 fn inside_an_event_chunk(trace: &Path) -> usize {

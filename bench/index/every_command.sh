@@ -5,10 +5,11 @@
 # through first_tree.sh): the first `growth` (which reads every event and writes the
 # index), `growth` and `tree` reopened from the index, `summary`, `export --format
 # pprof`, `render alloc` and `alloc metrics` (the allocation map within its memory
-# budget), `report`, and `view` until its first tree and until its allocation map.
+# budget), `report`, and `view` until its first tree and until its allocation map,
+# then the view's time steps and allocation-map tiles (`view_steps.py`).
 # Prints a table and PASS/MISS for the Scale issue's targets at 10⁹ events: the index
 # built in ≤ 5 min on 2 cores, every command's peak RSS ≤ 3 GiB, the index ≤ 50 % of
-# the trace's size.
+# the trace's size, a viewer time step ≤ 100 ms, any allocation-map tile ≤ 100 ms.
 #
 # Usage: bench/index/every_command.sh [EVENTS]   (default 1000000000: a trace of ≈ 3 GB)
 # Env:   BENCH_OUT=DIR keeps the recording there and reuses it on the next run
@@ -85,6 +86,7 @@ rows = [
     ("report", "report.time"),
     ("view, first tree (index)", "view.time"),
     ("view, allocation map drawn", "view.time.alloc"),
+    ("view, after its time steps and tiles (view_steps.py)", "view.time.after"),
 ]
 print(f"\n{events / 1e6:.0f} M events, {trace_bytes / 1e9:.2f} GB trace")
 print(f"{'command':<52} {'seconds':>9} {'peak MiB':>9}")
@@ -100,6 +102,12 @@ targets = [
     ("every command's peak RSS ≤ 3 GiB", peak <= 3 * 1024 * 1024, f"largest {peak / 1024:.0f} MiB"),
     ("index ≤ 50 % of the trace", share <= 0.5, f"{index_bytes / 1e6:.1f} MB = {100 * share:.2f} %"),
 ]
+steps = open(f"{out}/view.time.steps").read().splitlines()
+step, tile = steps[0].split()
+print("\n".join(steps[1:]))
+targets.append(("a viewer time step ≤ 100 ms", float(step) <= 0.1, f"slowest {float(step) * 1000:.0f} ms"))
+if tile != "none":
+    targets.append(("any allocation-map tile ≤ 100 ms", float(tile) <= 0.1, f"slowest {float(tile) * 1000:.0f} ms"))
 for label, ok, value in targets:
     print(f"{'PASS' if ok else 'MISS'}  {label}: {value}")
 PY

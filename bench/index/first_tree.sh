@@ -4,7 +4,9 @@
 # allocation map, read in the background, answers (api/alloc/meta: 200, or 404 when it
 # is left out); then stops it. Writes "SECONDS PEAK_RSS_KIB" at the first tree and
 # "SECONDS PEAK_RSS_KIB STATUS" once the allocation map has answered (the viewer's
-# VmHWM) to OUT and OUT.alloc.
+# VmHWM) to OUT and OUT.alloc; then times the heap lens's time steps and the
+# allocation map's tiles (`view_steps.py`, into OUT.steps), and writes "SECONDS
+# PEAK_RSS_KIB" once they are done to OUT.after.
 #
 # Usage: bench/index/first_tree.sh MEMLENS TRACE OUT
 set -euo pipefail
@@ -29,9 +31,13 @@ while :; do
 done
 alloc_end=$(date +%s.%N)
 alloc_hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
+python3 "$(dirname "$0")/view_steps.py" "$url" "$out.steps" >&2
+steps_end=$(date +%s.%N)
+steps_hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status")
 kill -INT "$pid"
 wait "$pid" 2>/dev/null || true
 grep -v -e '^memlens: viewing' -e 'press Ctrl-C' "$log" >&2 || true
 echo "$(echo "$end - $start" | bc) $hwm" >"$out"
 echo "$(echo "$alloc_end - $start" | bc) $alloc_hwm $status" >"$out.alloc"
+echo "$(echo "$steps_end - $start" | bc) $steps_hwm" >"$out.after"
 rm -f "$log"

@@ -222,3 +222,45 @@ fn other_views_fall_back_to_the_plain_path() {
     let small = random_model(5, 2000);
     assert!(!small.prepare_overview(&options).unwrap());
 }
+
+#[test]
+fn the_other_colourings_are_prepared_ahead_into_the_same_pictures() {
+    let model = random_model(41, MIN_BLOCKS as u64 + 5_000);
+    let options = RenderOptions {
+        alpha: 0.6,
+        ..RenderOptions::default()
+    };
+    // Nothing ahead of the option set itself.
+    assert_eq!(model.prepare_overview_ahead(&options), None);
+    assert!(model.prepare_overview(&options).unwrap());
+    let mut prepared = Vec::new();
+    while let Some(by) = model.prepare_overview_ahead(&options) {
+        assert!(!prepared.contains(&by), "{by:?} prepared twice");
+        prepared.push(by);
+    }
+    // One process and no latencies: those colourings would say nothing.
+    let worth = [ColorBy::Site, ColorBy::Size, ColorBy::Waste, ColorBy::Age];
+    assert_eq!(prepared, worth);
+    let coarse = tile(&model, 1, 0, 1, 0);
+    for by in worth {
+        let other = RenderOptions {
+            color_by: by,
+            ..options.clone()
+        };
+        assert!(model.overview_ready(&other), "{by:?}");
+        // The same pixels as sums prepared when asked for, on a fresh model.
+        let fresh = random_model(41, MIN_BLOCKS as u64 + 5_000);
+        assert!(fresh.prepare_overview(&other).unwrap());
+        assert_eq!(
+            render_from_overview(&model, &coarse, &other).unwrap(),
+            render_from_overview(&fresh, &coarse, &other).unwrap(),
+            "{by:?}"
+        );
+    }
+    // Another α has its own colourings to prepare.
+    let sharper = RenderOptions {
+        alpha: 0.9,
+        ..options
+    };
+    assert!(!model.overview_ready(&sharper));
+}

@@ -624,3 +624,49 @@ fn coarse_tiles_come_from_the_overview_prepared_in_the_background() {
     // Deep time levels are not served: drawn the plain way.
     assert!(!memlens_alloc::overview_serves(m, &view_of(5, 0, 3, 0)));
 }
+
+#[test]
+fn a_viewer_finds_the_other_colourings_prepared_ahead_and_a_report_does_not() {
+    let colouring = |by| RenderOptions {
+        color_by: by,
+        ..RenderOptions::default()
+    };
+    use memlens_alloc::ColorBy;
+    let lens = AllocLens::interactive(busy_model());
+    let m = lens.model();
+    for by in [
+        ColorBy::Thread,
+        ColorBy::Site,
+        ColorBy::Size,
+        ColorBy::Waste,
+        ColorBy::Age,
+    ] {
+        wait_for(|| m.overview_ready(&colouring(by)));
+    }
+    // One process and no latencies: nothing to see there, so not prepared.
+    assert!(!m.overview_ready(&colouring(ColorBy::Process)));
+    // The site tile then comes from the sums prepared ahead.
+    let (_, _, pixels) = png(&ask(
+        &lens,
+        "tile",
+        &[
+            ("zx", "0"),
+            ("zy", "0"),
+            ("x", "0"),
+            ("y", "0"),
+            ("color", "site"),
+        ],
+    ));
+    let view = View::whole(m, 256, 256);
+    let ahead = memlens_alloc::render_from_overview(m, &view, &colouring(ColorBy::Site))
+        .unwrap()
+        .expect("prepared ahead");
+    assert_eq!(pixels, ahead.pixels);
+
+    // A lens for a report prepares the default options only.
+    let report = AllocLens::new(busy_model());
+    let m = report.model();
+    wait_for(|| m.overview_ready(&RenderOptions::default()));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(!m.overview_ready(&colouring(ColorBy::Site)));
+}

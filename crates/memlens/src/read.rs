@@ -68,7 +68,7 @@ pub fn alloc_lens(paths: &[PathBuf], window: Option<(u64, u64)>, pending: &Pendi
     };
     let mut read = read_with(inputs, wanted, &progress);
     match read.models.alloc.take() {
-        Some(model) => pending.ready(Arc::new(AllocLens::new(model))),
+        Some(model) => pending.ready(Arc::new(AllocLens::interactive(model))),
         None => pending.failed(read.models.notes.join(" ")),
     }
     read.finish();

@@ -101,9 +101,11 @@ impl Drawn {
 type WarmJob = (Arc<Drawn>, RenderOptions);
 
 /// The background preparation of overviews (see [`AllocLens::warm`]): at most one
-/// thread, working on `current`, with the latest request waiting in `next`.
+/// thread, working on `current`, with the latest request waiting in `next`; `ahead`
+/// when it goes on with the other colourings (see [`AllocLens::interactive`]).
 #[derive(Default)]
 struct Warming {
+    ahead: bool,
     running: bool,
     current: Option<(String, RenderOptions)>,
     next: Option<WarmJob>,
@@ -124,6 +126,25 @@ impl AllocLens {
         AllocLens::with_cache_budget(model, CACHE_BUDGET)
     }
 
+    /// [`AllocLens::new`] for a viewer a user clicks through: once the default
+    /// drawing options' overview is prepared, the background thread goes on with
+    /// their other colourings (within the memory kept for sums), so that switching
+    /// the colouring is immediate too. (Not for a report, which draws one colouring,
+    /// nor a live view, whose model is replaced at every update.)
+    pub fn interactive(model: AllocModel) -> AllocLens {
+        let lens = AllocLens::with_cache_budget(model, CACHE_BUDGET);
+        let mut w = lens.warming.lock().unwrap_or_else(PoisonError::into_inner);
+        w.ahead = true;
+        let idle = !w.running;
+        drop(w);
+        if idle {
+            // The default options' overview was ready or not wanted (a small model):
+            // the colourings ahead are asked for alone.
+            lens.start_warming(&lens.real, &RenderOptions::default());
+        }
+        lens
+    }
+
     /// A lens keeping at most `bytes` of recent answers (0: none, for benchmarks).
     pub fn with_cache_budget(model: AllocModel, bytes: usize) -> AllocLens {
         let lens = AllocLens {
@@ -137,13 +158,20 @@ impl AllocLens {
     }
 
     /// Prepares, on a background thread, the overview of `drawn` for `options`
-    /// (coarse tiles then come from cell sums: see `memlens_alloc::render_tile`). One
-    /// thread at most: while it works, the latest request waits and earlier waiting
-    /// ones are dropped (a user dragging the α slider wants the last α).
+    /// (coarse tiles then come from cell sums: see `memlens_alloc::render_tile`), then
+    /// that of its other colourings while they fit the memory kept for sums
+    /// (`AllocModel::prepare_overview_ahead`). One thread at most: while it works, the
+    /// latest request waits and earlier waiting ones are dropped (a user dragging the
+    /// α slider wants the last α); a waiting request stops the colourings ahead.
     fn warm(&self, drawn: &Arc<Drawn>, options: &RenderOptions) {
-        if drawn.model.overview_ready(options) {
-            return;
+        if !drawn.model.overview_ready(options) {
+            self.start_warming(drawn, options);
         }
+    }
+
+    /// [`AllocLens::warm`] whether or not the overview of `options` is ready (its
+    /// other colourings may not be).
+    fn start_warming(&self, drawn: &Arc<Drawn>, options: &RenderOptions) {
         let mut w = self.warming.lock().unwrap_or_else(PoisonError::into_inner);
         let same = |key: &str, o: &RenderOptions| key == drawn.key && o == options;
         if w.current.as_ref().is_some_and(|(k, o)| same(k, o))
@@ -170,6 +198,13 @@ impl AllocLens {
                         .current = Some((drawn.key.clone(), options.clone()));
                     // Options were checked by the request; an error only means no overview.
                     let _ = drawn.model.prepare_overview(&options);
+                    // Then the other colourings of these options, one at a time while
+                    // no request waits, so that switching the colouring is immediate.
+                    let go_on = || {
+                        let w = warming.lock().unwrap_or_else(PoisonError::into_inner);
+                        w.ahead && w.next.is_none()
+                    };
+                    while go_on() && drawn.model.prepare_overview_ahead(&options).is_some() {}
                     let mut w = warming.lock().unwrap_or_else(PoisonError::into_inner);
                     w.current = None;
                     job = w.next.take();

@@ -52,6 +52,37 @@ impl OverviewCache {
         slot
     }
 
+    /// The slot of the sums for `key` prepared ahead of any request (see
+    /// [`AllocModel::prepare_overview_ahead`]), or `None` when `key` has one already.
+    /// It goes first in line to be dropped: the sums the user asked for stay.
+    pub(super) fn slot_ahead(&self, key: SumsKey) -> Option<SumsSlot> {
+        let mut list = self.sums.lock().unwrap_or_else(PoisonError::into_inner);
+        if list.iter().any(|(k, _)| *k == key) {
+            return None;
+        }
+        let slot = SumsSlot::default();
+        list.insert(0, (key, Arc::clone(&slot)));
+        Some(slot)
+    }
+
+    /// Whether `key` has sums, ready or being prepared.
+    pub(super) fn has(&self, key: &SumsKey) -> bool {
+        let list = self.sums.lock().unwrap_or_else(PoisonError::into_inner);
+        list.iter().any(|(k, _)| k == key)
+    }
+
+    /// Whether sums of `bytes` more, prepared ahead, fit [`SUMS_BUDGET`] beside those
+    /// ready (the sums a user then asks for drop those prepared ahead first).
+    pub(super) fn has_room_ahead(&self, bytes: usize) -> bool {
+        let list = self.sums.lock().unwrap_or_else(PoisonError::into_inner);
+        let held: usize = list
+            .iter()
+            .filter_map(|(_, s)| s.get())
+            .map(|s| s.bytes())
+            .sum();
+        held + bytes <= SUMS_BUDGET
+    }
+
     /// The sums of `options` if they are ready.
     pub(super) fn ready(&self, options: &RenderOptions) -> Option<(&Geometry, Arc<Sums>)> {
         let geo = self.geometry.get()?.as_ref()?;

@@ -61,7 +61,7 @@ use std::sync::Arc;
 pub use geometry::MIN_BLOCKS;
 pub use grid::{OVERVIEW_LEVELS, TILE_SIDE, grid_bounds};
 
-use super::{Attributes, Rasterizer, RenderOptions, View, checked, recycle, resolve};
+use super::{Attributes, ColorBy, Rasterizer, RenderOptions, View, checked, recycle, resolve};
 use crate::error::AllocError;
 use crate::image::RgbaImage;
 use crate::index::IndexRec;
@@ -96,6 +96,47 @@ impl AllocModel {
         slot.get_or_init(|| Arc::new(Sums::build(self, geo, attrs, options)));
         cache.trim();
         Ok(true)
+    }
+
+    /// Prepares the overview of one more colouring of `options` (the same α and
+    /// filters, the next attribute of [`ColorBy::ALL`] without sums yet) ahead of any
+    /// request, so that switching the colouring in a viewer finds its sums ready; its
+    /// sums are the first dropped when the memory kept for sums runs short, so the
+    /// most it holds is unchanged (256 MiB, what a user trying every colouring would
+    /// fill it with). Returns the attribute prepared, or `None` once every
+    /// attribute worth it has sums (latency without latencies, process with one
+    /// process are not) or the next would not fit (sums of `options` must be ready:
+    /// their size bounds the next's). Blocking, like [`AllocModel::prepare_overview`]; meant for
+    /// a background thread.
+    pub fn prepare_overview_ahead(&self, options: &RenderOptions) -> Option<ColorBy> {
+        let cache = OverviewCache::of(self);
+        let (geo, sums) = cache.ready(options)?;
+        // A categorical colouring's sums are the largest: 3 colour channels.
+        let bytes = sums.bytes() / (2 + sums.ncolor) * (2 + 3);
+        let next = ColorBy::ALL.into_iter().find(|&by| {
+            let key = SumsKey::of(&RenderOptions {
+                color_by: by,
+                ..options.clone()
+            });
+            // Colourings that would say nothing are left to be asked for.
+            let says_something = match by {
+                ColorBy::Latency => self.has_latency(),
+                ColorBy::Process => self.processes().len() > 1,
+                _ => true,
+            };
+            says_something && !cache.has(&key)
+        })?;
+        if !cache.has_room_ahead(bytes) {
+            return None;
+        }
+        let options = RenderOptions {
+            color_by: next,
+            ..options.clone()
+        };
+        let attrs = self.attributes(next).ok()?;
+        let slot = cache.slot_ahead(SumsKey::of(&options))?;
+        slot.get_or_init(|| Arc::new(Sums::build(self, geo, attrs, &options)));
+        Some(next)
     }
 
     /// True when [`render_tile`] draws coarse tiles with `options` from the overview

@@ -103,8 +103,8 @@ impl Spread {
         if self.share(lo, end)? <= share {
             return Some(lo);
         }
-        // Invariant: the stretch from `lo` holds more than `share`, the one from `hi`
-        // (or it is the shortest).
+        // Invariant: the stretch from `lo` holds more than `share`; the one from `hi`
+        // holds at most `share`, or it is the shortest there is.
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
             match self.share(mid, end)? <= share {

@@ -627,11 +627,11 @@ fn coarse_tiles_come_from_the_overview_prepared_in_the_background() {
 
 #[test]
 fn a_viewer_finds_the_other_colourings_prepared_ahead_and_a_report_does_not() {
+    use memlens_alloc::ColorBy;
     let colouring = |by| RenderOptions {
         color_by: by,
         ..RenderOptions::default()
     };
-    use memlens_alloc::ColorBy;
     let lens = AllocLens::interactive(busy_model());
     let m = lens.model();
     for by in [

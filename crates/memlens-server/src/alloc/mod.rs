@@ -132,28 +132,32 @@ impl AllocLens {
     /// the colouring is immediate too. (Not for a report, which draws one colouring,
     /// nor a live view, whose model is replaced at every update.)
     pub fn interactive(model: AllocModel) -> AllocLens {
-        let lens = AllocLens::with_cache_budget(model, CACHE_BUDGET);
-        let mut w = lens.warming.lock().unwrap_or_else(PoisonError::into_inner);
-        w.ahead = true;
-        let idle = !w.running;
-        drop(w);
-        if idle {
-            // The default options' overview was ready or not wanted (a small model):
-            // the colourings ahead are asked for alone.
-            lens.start_warming(&lens.real, &RenderOptions::default());
-        }
-        lens
+        AllocLens::build(model, CACHE_BUDGET, true)
     }
 
     /// A lens keeping at most `bytes` of recent answers (0: none, for benchmarks).
     pub fn with_cache_budget(model: AllocModel, bytes: usize) -> AllocLens {
+        AllocLens::build(model, bytes, false)
+    }
+
+    /// A lens keeping at most `bytes` of recent answers, preparing the colourings
+    /// ahead when `ahead`.
+    fn build(model: AllocModel, bytes: usize, ahead: bool) -> AllocLens {
         let lens = AllocLens {
             real: Arc::new(Drawn::new("real".to_owned(), Arc::new(model), None, None)),
             replays: Mutex::new(Vec::new()),
             cache: ImageCache::new(bytes),
-            warming: Arc::default(),
+            warming: Arc::new(Mutex::new(Warming {
+                ahead,
+                ..Warming::default()
+            })),
         };
-        lens.warm(&lens.real, &RenderOptions::default());
+        match ahead {
+            // Even when the default options' overview is ready (or not wanted: a
+            // small model, where nothing is prepared ahead either).
+            true => lens.start_warming(&lens.real, &RenderOptions::default()),
+            false => lens.warm(&lens.real, &RenderOptions::default()),
+        }
         lens
     }
 
@@ -190,6 +194,7 @@ impl AllocLens {
         let spawned = std::thread::Builder::new()
             .name("memlens-overview".to_owned())
             .spawn(move || {
+                background_priority();
                 let mut job = Some(job);
                 while let Some((drawn, options)) = job.take() {
                     warming
@@ -746,5 +751,18 @@ mod tests {
         };
         assert_eq!(site_location(&library), "libsqlite3.so.0");
         assert_eq!(site_location(&memlens_vocab::Site::default()), "");
+    }
+}
+
+/// Lowers the calling thread's scheduling priority (nice 19) so that the overview
+/// prepared in the background, and the helper threads it starts (they inherit it),
+/// leave the cores to the requests a user waits for. Best effort: a refusal changes
+/// nothing else.
+fn background_priority() {
+    // SAFETY: `gettid` has no preconditions; `setpriority` on this thread's id only
+    // changes its nice value (on Linux a per-thread attribute).
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 19);
     }
 }

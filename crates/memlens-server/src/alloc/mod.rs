@@ -734,6 +734,19 @@ impl LensApi for AllocLens {
     }
 }
 
+/// Lowers the calling thread's scheduling priority (nice 19) so that the overview
+/// prepared in the background, and the helper threads it starts (they inherit it),
+/// leave the cores to the requests a user waits for. Best effort: a refusal changes
+/// nothing else.
+fn background_priority() {
+    // SAFETY: `gettid` has no preconditions; `setpriority` on this thread's id only
+    // changes its nice value (on Linux a per-thread attribute).
+    unsafe {
+        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        libc::setpriority(libc::PRIO_PROCESS, tid, 19);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -751,18 +764,5 @@ mod tests {
         };
         assert_eq!(site_location(&library), "libsqlite3.so.0");
         assert_eq!(site_location(&memlens_vocab::Site::default()), "");
-    }
-}
-
-/// Lowers the calling thread's scheduling priority (nice 19) so that the overview
-/// prepared in the background, and the helper threads it starts (they inherit it),
-/// leave the cores to the requests a user waits for. Best effort: a refusal changes
-/// nothing else.
-fn background_priority() {
-    // SAFETY: `gettid` has no preconditions; `setpriority` on this thread's id only
-    // changes its nice value (on Linux a per-thread attribute).
-    unsafe {
-        let tid = libc::syscall(libc::SYS_gettid) as libc::id_t;
-        libc::setpriority(libc::PRIO_PROCESS, tid, 19);
     }
 }

@@ -548,6 +548,13 @@ fn wait_for(ready: impl Fn() -> bool) {
     }
 }
 
+/// The lens's answer for the grid tile of the whole model (level 0), with `options`.
+fn whole_tile(lens: &AllocLens, options: &[(&str, &str)]) -> ApiBody {
+    let mut q = vec![("zx", "0"), ("zy", "0"), ("x", "0"), ("y", "0")];
+    q.extend_from_slice(options);
+    ask(lens, "tile", &q)
+}
+
 /// The largest difference of two RGBA buffers' channels.
 fn max_difference(a: &[u8], b: &[u8]) -> u8 {
     assert_eq!(a.len(), b.len());
@@ -606,18 +613,7 @@ fn coarse_tiles_come_from_the_overview_prepared_in_the_background() {
         ..RenderOptions::default()
     };
     assert!(!m.overview_ready(&options));
-    let (_, _, pixels) = png(&ask(
-        &lens,
-        "tile",
-        &[
-            ("zx", "0"),
-            ("zy", "0"),
-            ("x", "0"),
-            ("y", "0"),
-            ("alpha", "0.8"),
-            ("color", "size"),
-        ],
-    ));
+    let (_, _, pixels) = png(&whole_tile(&lens, &[("alpha", "0.8"), ("color", "size")]));
     let plain = render(m, &view_of(0, 0, 0, 0), &options).unwrap();
     assert!(max_difference(&pixels, &plain.pixels) <= 1);
     wait_for(|| m.overview_ready(&options));
@@ -646,17 +642,7 @@ fn a_viewer_finds_the_other_colourings_prepared_ahead_and_a_report_does_not() {
     // One process and no latencies: nothing to see there, so not prepared.
     assert!(!m.overview_ready(&colouring(ColorBy::Process)));
     // The site tile then comes from the sums prepared ahead.
-    let (_, _, pixels) = png(&ask(
-        &lens,
-        "tile",
-        &[
-            ("zx", "0"),
-            ("zy", "0"),
-            ("x", "0"),
-            ("y", "0"),
-            ("color", "site"),
-        ],
-    ));
+    let (_, _, pixels) = png(&whole_tile(&lens, &[("color", "site")]));
     let view = View::whole(m, 256, 256);
     let ahead = memlens_alloc::render_from_overview(m, &view, &colouring(ColorBy::Site))
         .unwrap()

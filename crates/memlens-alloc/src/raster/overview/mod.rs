@@ -100,14 +100,14 @@ impl AllocModel {
 
     /// Prepares the overview of one more colouring of `options` (the same α and
     /// filters, the next attribute of [`ColorBy::ALL`] without sums yet) ahead of any
-    /// request, so that switching the colouring in a viewer finds its sums ready; its
-    /// sums are the first dropped when the memory kept for sums runs short, so the
-    /// most it holds is unchanged (256 MiB, what a user trying every colouring would
-    /// fill it with). Returns the attribute prepared, or `None` once every
-    /// attribute worth it has sums (latency without latencies, process with one
-    /// process are not) or the next would not fit (sums of `options` must be ready:
-    /// their size bounds the next's). Blocking, like [`AllocModel::prepare_overview`]; meant for
-    /// a background thread.
+    /// request, so that switching the colouring in a viewer finds its sums ready. Its
+    /// sums are the first dropped when the memory kept for sums runs short, so the most
+    /// that memory holds is unchanged (256 MiB, what a user trying every colouring
+    /// would fill it with). Returns the attribute prepared, or `None` once every
+    /// attribute worth it has sums (latency without latencies and process with one
+    /// process are not) or the next would not fit (the sums of `options` must be
+    /// ready: their size bounds the next's). Blocking, like
+    /// [`AllocModel::prepare_overview`]; meant for a background thread.
     pub fn prepare_overview_ahead(&self, options: &RenderOptions) -> Option<ColorBy> {
         let cache = OverviewCache::of(self);
         let (geo, sums) = cache.ready(options)?;

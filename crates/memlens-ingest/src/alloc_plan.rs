@@ -148,7 +148,11 @@ pub(crate) fn plan(
     let share = spread
         .share(from, to)
         .unwrap_or_else(|| time_share((from, to)));
-    let note = window_note(blocks, budget, (from, to), run_end, asked.is_some());
+    // Where the run's events are not spread evenly, the share of its time says little
+    // about what the window holds: the sentence then says how many of its blocks.
+    let uneven = spread.records > 0 && (share - time_share((from, to))).abs() > 0.05;
+    let held = uneven.then_some(share);
+    let note = window_note(blocks, budget, (from, to), run_end, asked.is_some(), held);
     AllocPlan {
         window: Some((from, to)),
         blocks: ((blocks as f64 * share.min(1.0)) as u64).max(1),
@@ -156,22 +160,35 @@ pub(crate) fn plan(
     }
 }
 
+/// `share` (0–1) as a percentage for a sentence: whole above 10 %, else to a tenth.
+fn percent(share: f64) -> String {
+    match share * 100.0 {
+        p if p >= 10.0 => format!("{p:.0}"),
+        p => format!("{p:.1}"),
+    }
+}
+
 /// The sentence saying which window `[from, to)` of a run ending at `run_end` the
 /// allocation map holds, its `blocks` blocks being too many for `budget` bytes;
-/// `asked` when the user chose the window.
+/// `asked` when the user chose the window; `held` the share of the blocks it holds,
+/// when that is worth saying.
 pub(crate) fn window_note(
     blocks: u64,
     budget: u64,
     (from, to): (u64, u64),
     run_end: u64,
     asked: bool,
+    held: Option<f64>,
 ) -> String {
     let share = (to.saturating_sub(from)) as f64 / run_end.max(1) as f64;
-    let which = if asked {
+    let mut which = if asked {
         "the window asked for".to_owned()
     } else {
         format!("its last {:.1} %", share * 100.0)
     };
+    if let Some(held) = held {
+        which += &format!(" (about {} % of its blocks)", percent(held));
+    }
     format!(
         "the allocation map of all {blocks} blocks would need about {}, more than the {} it \
          may use ({MEMORY_VARIABLE}): it shows {which}, {} – {} (with the blocks live as it \
@@ -324,15 +341,23 @@ mod tests {
         assert_eq!(to, 10_000_000_000);
         let read = (to - from) as f64;
         assert!((read - 0.4e9).abs() < 2e6, "{read} ns read");
+        let note = p.note.as_deref().expect("a sentence");
+        assert!(
+            note.contains("its last 4.0 % (about 40 % of its blocks)"),
+            "{note}"
+        );
         assert!(
             (p.blocks as f64 - 2e6).abs() < 2e4,
             "{} blocks expected",
             p.blocks
         );
-        // Evenly spread, the same budget reads 40 % of the run.
+        // Evenly spread, the same budget reads 40 % of the run, and the sentence says
+        // so only.
         let p = plan(5_000_000, 10_000_000_000, &even(), None, budget);
         let (from, to) = p.window.expect("a window");
         assert!(((to - from) as f64 - 4e9).abs() < 2e7, "{}", to - from);
+        let note = p.note.as_deref().expect("a sentence");
+        assert!(!note.contains("of its blocks"), "{note}");
         // With no chunk to go by, the mean rate decides.
         let p = plan(5_000_000, 10_000_000_000, &Spread::default(), None, budget);
         let (from, to) = p.window.expect("a window");

@@ -314,7 +314,7 @@ impl LiveRead {
             if let Some(from) = a.window {
                 let blocks = alloc_plan::blocks_of(&input.metadata);
                 let half = a.budget / 2;
-                let note = alloc_plan::window_note(blocks, half, (from, end), end, false);
+                let note = alloc_plan::window_note(blocks, half, (from, end), end, false, None);
                 model.add_note(note);
             }
             a.snapshot = Some((Instant::now(), started.elapsed()));

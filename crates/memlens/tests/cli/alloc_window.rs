@@ -161,6 +161,8 @@ fn a_run_that_allocates_in_a_burst_gets_the_stretch_that_fits() {
         .and_then(|share| share.parse().ok())
         .unwrap_or_else(|| panic!("no share of the run:\n{}", last.stderr));
     assert!(share < 10.0, "{share} % of the run:\n{}", last.stderr);
+    // The sentence says what share of the blocks that is, the time saying little here.
+    assert!(last.stderr.contains(" % of its blocks)"), "{}", last.stderr);
     assert!(
         last.peak_rss_kib < whole.peak_rss_kib * 2 / 3,
         "peak RSS {} KiB for the window, {} KiB for the whole run",

@@ -737,8 +737,10 @@ impl LensApi for AllocLens {
 /// Lowers the calling thread's scheduling priority (nice 19) so that the overview
 /// prepared in the background, and the helper threads it starts (they inherit it),
 /// leave the cores to the requests a user waits for. Best effort: a refusal changes
-/// nothing else.
+/// nothing else (and elsewhere than on Linux, where the nice value is per process,
+/// nothing is done).
 fn background_priority() {
+    #[cfg(target_os = "linux")]
     // SAFETY: `gettid` has no preconditions; `setpriority` on this thread's id only
     // changes its nice value (on Linux a per-thread attribute).
     unsafe {

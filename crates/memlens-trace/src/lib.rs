@@ -16,8 +16,10 @@
 //! - [`chunk`], [`header`]: framing;
 //! - [`encode`], [`decode`]: record bytes, mirrors of each other;
 //! - [`columns`]: the columnar, predictive encoding of event chunks,
-//!   `predict`, the address-prediction state both of its sides keep, and
-//!   `column_room`, its encoder's byte columns;
+//!   `predict`, the address-prediction state both of its sides keep,
+//!   `live_blocks`, its encoder's table of the chunk's blocks, `prefetch`, the
+//!   hint that loads those tables' lines ahead, and `column_room`, its
+//!   encoder's byte columns;
 //! - [`writer`]: the sink for whole files;
 //! - [`reader`], [`metadata`], [`merge`]: the source side;
 //! - [`dump`]: one line per record.

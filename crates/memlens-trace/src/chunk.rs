@@ -172,7 +172,7 @@ pub fn frame_chunk(
 /// (the sizes, stacks and time steps of `alloc-bench`) that is smaller *and*
 /// three times cheaper than `matches`, which finds many short matches there
 /// and pays for each. Each event column picks one by a probe of its first
-/// [`PROBE_BYTES`] (see [`Compressor::column`]). The trace records neither
+/// `PROBE_BYTES` (see [`Compressor::column`]). The trace records neither
 /// setting: any zstd frame reads.
 pub struct Compressor {
     matches: zstd::bulk::Compressor<'static>,
@@ -218,7 +218,7 @@ impl Compressor {
     ///
     /// The mode is picked per column and chunk from the column's bytes only
     /// (so a chunk's bytes depend on its events alone): its first
-    /// [`PROBE_BYTES`] are compressed with `literals`, and when that does not
+    /// `PROBE_BYTES` are compressed with `literals`, and when that does not
     /// already pack them below one byte in six (where only matches go further:
     /// a Huffman code spends at least a bit per byte) with `matches` too;
     /// `literals` is used when it packed the probe to at most 95 % of what

@@ -10,7 +10,7 @@
 //! reports the exact byte offset of any damage and keeps every complete chunk.
 //!
 //! Map of the crate:
-//! - [`format`]: magic, versions, kinds, tags;
+//! - [`format`](mod@format): magic, versions, kinds, tags;
 //! - [`record`]: the plain record types;
 //! - [`varint`]: the integer encoding;
 //! - [`chunk`], [`header`]: framing;

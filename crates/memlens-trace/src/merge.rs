@@ -13,7 +13,7 @@
 //! works through the chunks in that order a few chunks ahead (a bounded
 //! channel), and the merge stashes the rare chunk that arrives early because
 //! of a tie. The vectors of a chunk the merge is done with go back to the
-//! decoders ([`Spare`]), so decoding a chunk allocates nothing and touches no
+//! decoders (`Spare`), so decoding a chunk allocates nothing and touches no
 //! fresh page.
 //!
 //! Allocator latencies (recorded with `memlens record --latency`) travel

@@ -98,7 +98,6 @@ impl Spread {
     /// the events (at least 1 ns long): the share only grows as the start moves back,
     /// so a bisection finds it.
     fn start_for(&self, share: f64, end: u64) -> Option<u64> {
-        self.share(0, end)?;
         let (mut lo, mut hi) = (0u64, end.saturating_sub(1));
         if self.share(lo, end)? <= share {
             return Some(lo);

@@ -10,7 +10,7 @@ heap lens and the allocation map's tiles, timed over HTTP as the viewer's page a
 - a new colouring: the first tile of levels 0 and 2 coloured by waste right after the
   tiles above (the viewer may still be preparing colourings ahead in the background),
   then, 5 s later (a user looking at the map first), coloured by site, size and age;
-  each followed by a second tile of that colouring.
+  each followed by a second tile of that colouring (beside it, or of the next level).
 
 Usage: view_steps.py URL OUT — URL the viewer's (ending in `/`); writes a summary line
 per measure to OUT and prints them. The allocation map must have answered already
@@ -74,7 +74,12 @@ if alloc is not None:
             for z in (0, 2):
                 s, _ = get(f"api/alloc/tile?zx={z}&zy={z}&x=0&y=0&color={color}")
                 first.append(s)
-                s, _ = get(f"api/alloc/tile?zx={z}&zy={z}&x=1&y=0&color={color}")
+                # The next tile: beside it (level 0 has one tile per axis: the
+                # next level's first).
+                zx, x = (z, 1) if z > 0 else (1, 0)
+                s, body = get(f"api/alloc/tile?zx={zx}&zy={zx}&x={x}&y=0&color={color}")
+                if body is None:
+                    sys.exit(f"bench: the tile {zx}/{x}/0 coloured by {color} was refused")
                 second.append(s)
         return first, second
 

@@ -22,6 +22,12 @@ impl Rng {
 /// `n` blocks of three threads in a heap of size classes with LIFO reuse: mostly
 /// short-lived, some long-lived, a few never freed; times in whole ns at uneven steps.
 fn random_model(seed: u64, n: u64) -> AllocModel {
+    random_model_with(seed, n, false)
+}
+
+/// [`random_model`], with, when `huge`, every 5000th block a never-freed one of 5 GiB
+/// (a requested size the index's records cannot hold).
+fn random_model_with(seed: u64, n: u64, huge: bool) -> AllocModel {
     const CLASSES: [u64; 6] = [16, 32, 48, 96, 256, 1024];
     let mut rng = Rng(seed);
     let mut b = AllocModelBuilder::new();
@@ -39,8 +45,19 @@ fn random_model(seed: u64, n: u64) -> AllocModel {
     let mut due: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, usize)>> =
         Default::default();
     let mut t = 1000u64;
-    for _ in 0..n {
+    for i in 0..n {
         t += 1 + rng.next() % 37;
+        if huge && i % 5000 == 4999 {
+            b.alloc(AllocEvent {
+                t,
+                thread: threads[0],
+                addr: 0x7000_0000_0000 + i * (8 << 30),
+                size: 5 << 30,
+                site: sites[0],
+                latency_ns: None,
+            });
+            continue;
+        }
         while let Some(&std::cmp::Reverse((when, addr, class))) = due.peek() {
             if when > t {
                 break;
@@ -187,6 +204,45 @@ fn coarse_tiles_from_the_overview_equal_the_plain_rasterizer() {
         "{differing_total} of {pixels} pixels differ"
     );
     eprintln!("{compared} tiles compared, {differing_total} of {pixels} pixels differ by 1/255");
+}
+
+/// A size filter keeps or drops the blocks the overview draws one by one (long-lived,
+/// not in its sums) by their own requested size, also beyond what an index record
+/// holds (4 GiB).
+#[test]
+fn size_filters_read_the_requested_size_of_every_block() {
+    let model = random_model_with(5, 70_000, true);
+    for size in [
+        SizeFilter {
+            min: 1 << 31,
+            max: u64::MAX,
+        },
+        SizeFilter { min: 0, max: 40 },
+    ] {
+        let options = RenderOptions {
+            color_by: ColorBy::Waste,
+            size,
+            ..RenderOptions::default()
+        };
+        assert!(model.prepare_overview(&options).unwrap());
+        let mut shown = 0;
+        for z in 0..=OVERVIEW_LEVELS {
+            for x in 0..1u64 << z {
+                let view = tile(&model, z, z, x, 0);
+                let fast = render_from_overview(&model, &view, &options)
+                    .unwrap()
+                    .expect("the overview serves this tile");
+                let plain = render(&model, &view, &options).unwrap();
+                let (max, _) = compare(&fast, &plain);
+                assert!(
+                    max <= 1,
+                    "{size:?}, tile {z}/{x}: a channel differs by {max}"
+                );
+                shown += usize::from(plain.pixels.chunks(4).any(|p| p[..3] != [255, 255, 255]));
+            }
+        }
+        assert!(shown > 0, "{size:?}: every tile is empty");
+    }
 }
 
 #[test]

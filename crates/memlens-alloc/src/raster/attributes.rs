@@ -16,6 +16,7 @@ use super::parts::{map_in_parts, max_in_parts};
 use crate::block::Block;
 use crate::colormap::{Rgb, categorical_color};
 use crate::error::AllocError;
+use crate::ids::ThreadId;
 use crate::index::IndexRec;
 use crate::model::AllocModel;
 
@@ -64,24 +65,45 @@ impl AllocModel {
         if by == ColorBy::Latency && !self.has_latency() {
             return Err(AllocError::BadOption(NO_LATENCY.to_string()));
         }
-        let slot = &self.attributes.get_or_init(AttributeCache::default)[by as usize];
-        Ok(slot.get_or_init(|| self.compute_attributes(by)))
+        let cache = self.attributes.get_or_init(AttributeCache::default);
+        Ok(cache[by as usize].get_or_init(|| self.compute_attributes(cache, by)))
     }
 
-    fn compute_attributes(&self, by: ColorBy) -> Attributes {
+    /// The attribute `by`, and, when the pass that gives it gives another one too, that
+    /// one into its slot of `cache`: the thread and the site of a block are read
+    /// together (reading a block's record costs the same for one field or two).
+    fn compute_attributes(&self, cache: &AttributeCache, by: ColorBy) -> Attributes {
         let recs = self.index.records();
         let n = recs.len();
         match by {
-            ColorBy::Thread => categorical(self.per_record(|b| b.thread.0)),
-            ColorBy::Site => categorical(self.per_record(|b| b.site.0)),
-            ColorBy::Process => categorical(self.per_record(|b| self.process_of(b.thread).0)),
+            ColorBy::Thread | ColorBy::Site => {
+                let pairs = self.per_record(|b| (b.thread.0, b.site.0));
+                let threads = map_in_parts(n, |i| pairs[i].0);
+                let sites = map_in_parts(n, |i| pairs[i].1);
+                drop(pairs);
+                let (mine, other, other_by) = match by {
+                    ColorBy::Thread => (threads, sites, ColorBy::Site),
+                    _ => (sites, threads, ColorBy::Thread),
+                };
+                // (Already there when asked for at the same time: then it is dropped.)
+                let _ = cache[other_by as usize].set(categorical(other));
+                categorical(mine)
+            }
+            // A block's process is its thread's: from the threads, a small table.
+            ColorBy::Process => {
+                let Ok(Attributes::Categorical { ids, .. }) = self.attributes(ColorBy::Thread)
+                else {
+                    unreachable!("the threads are categories")
+                };
+                let process: Vec<u32> = (0..self.threads.len())
+                    .map(|t| self.process_of(ThreadId(t as u32)).0)
+                    .collect();
+                categorical(map_in_parts(n, |i| process[ids[i] as usize]))
+            }
             ColorBy::Size => {
                 Attributes::Continuous(log_normalised(n, |i| requested(self, &recs[i])))
             }
-            ColorBy::Waste => {
-                let waste = self.per_record(Block::waste);
-                Attributes::Continuous(log_normalised(n, |i| waste[i]))
-            }
+            ColorBy::Waste => Attributes::Continuous(log_normalised(n, |i| waste(self, &recs[i]))),
             // The index's times are the block's: `t1 − t0` is its lifetime.
             ColorBy::Age => {
                 Attributes::Continuous(log_normalised(n, |i| recs[i].t1.saturating_sub(recs[i].t0)))
@@ -112,6 +134,19 @@ impl AllocModel {
     /// The colour of the category id `id` under `by` (for legends).
     pub fn category_color(&self, id: u32) -> Rgb {
         categorical_color(id)
+    }
+}
+
+/// The waste of the block of `rec`, reserved − requested: from the record (its extent
+/// on the axis is the reserved size, at least 1), unless its requested size did not
+/// fit in it or the extent cannot tell a reserved size of 0 from 1.
+#[inline]
+fn waste(model: &AllocModel, rec: &IndexRec) -> u64 {
+    let reserved = rec.y1 - rec.y0;
+    if rec.requested == u32::MAX || reserved <= 1 {
+        model.blocks[rec.id as usize].waste()
+    } else {
+        reserved.saturating_sub(u64::from(rec.requested))
     }
 }
 
@@ -183,15 +218,24 @@ mod tests {
     }
 
     /// Every colouring equals the attribute read block by block in the index's
-    /// order, with `ln_1p` (within one `f32` step).
+    /// order, with `ln_1p` (within one `f32` step), whichever is asked for first (the
+    /// thread and the site come from one pass, the process from the thread).
     #[test]
     fn attributes_equal_the_blocks_read_in_index_order() {
+        let mut reversed = ColorBy::ALL;
+        reversed.reverse();
+        for order in [ColorBy::ALL, reversed] {
+            attributes_asked_in(order);
+        }
+    }
+
+    fn attributes_asked_in(order: [ColorBy; ColorBy::COUNT]) {
         let m = model(250_000);
         let recs = m.index.records();
         assert!(recs.len() >= 250_000);
         let block = |i: usize| &m.blocks[recs[i].id as usize];
         let lat = m.latency.as_deref().unwrap_or(&[]);
-        for by in ColorBy::ALL {
+        for by in order {
             match (by, m.attributes(by).unwrap()) {
                 (_, Attributes::Categorical { ids, palette }) => {
                     let want: Vec<u32> = (0..recs.len())

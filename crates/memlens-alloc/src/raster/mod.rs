@@ -162,14 +162,26 @@ fn coverage_in_parts(
     options: &RenderOptions,
     parts: usize,
 ) -> Result<Coverage, AllocError> {
+    coverage_of_bands(view, options, parts, |rows| {
+        rasterize(model, view, options, rows)
+    })
+}
+
+/// The coverage of `view` drawn by `parts` rasterizers (on as many threads), each
+/// made and fed by `draw(rows)` owning a band of rows (from the bottom; all of
+/// them when `parts` is 1).
+fn coverage_of_bands(
+    view: &View,
+    options: &RenderOptions,
+    parts: usize,
+    draw: impl Fn(std::ops::Range<usize>) -> Result<Rasterizer, AllocError> + Sync,
+) -> Result<Coverage, AllocError> {
     if parts <= 1 {
-        let all = 0..view.height as usize;
-        return Ok(rasterize(model, view, options, all)?.finish());
+        return Ok(draw(0..view.height as usize)?.finish());
     }
     let nch = 3 + ncolor(options);
     let (w, h) = (view.width as usize, view.height as usize);
     let mut sums = vec![0.0f32; w * h * nch];
-    let draw = |rows| rasterize(model, view, options, rows);
     draw_in_parts(h, parts, &mut sums, w * nch, draw, |r, rows| {
         r.finish_rows(rows)
     })?;
@@ -192,13 +204,9 @@ fn ncolor(options: &RenderOptions) -> usize {
     }
 }
 
-/// An empty rasterizer for `view` with the options' bias, cushion and colour channels
-/// (3 for categorical colourings, 1 for a continuous attribute).
-pub(super) fn rasterizer_for(view: &View, options: &RenderOptions) -> Rasterizer {
-    rasterizer_of_rows(view, options, 0..view.height as usize)
-}
-
-/// [`rasterizer_for`] owning only `rows` (see [`Rasterizer::for_rows`]).
+/// An empty rasterizer for `view` owning only `rows` (see [`Rasterizer::for_rows`]),
+/// with the options' bias, cushion and colour channels (3 for categorical
+/// colourings, 1 for a continuous attribute).
 fn rasterizer_of_rows(
     view: &View,
     options: &RenderOptions,

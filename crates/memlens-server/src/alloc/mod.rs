@@ -4,11 +4,12 @@
 //! series. Every number and pixel comes from `memlens-alloc`; this module parses
 //! queries, picks the model, encodes PNG and JSON, and keeps recent answers. Coarse
 //! grid tiles (the whole model down to 4 × 4 tiles) come from the engine's overview.
-//! One background thread prepares it for the default options as soon as the lens
-//! exists (its geometry, once per model, then that option set's sums); until then
-//! coarse tiles are drawn the plain way. Once the geometry is built, another option
-//! set's sums are prepared by its first coarse tile's request: a pass over the blocks
-//! on two threads costs less than drawing that tile the plain way.
+//! A viewer's lens ([`AllocLens::interactive`]) is handed out with it prepared for the
+//! default options; other lenses prepare it on one background thread as soon as they
+//! exist (its geometry, once per model, then that option set's sums), drawing coarse
+//! tiles the plain way until then. Once the geometry is built, another option set's
+//! sums are prepared by its first coarse tile's request: a pass over the blocks on two
+//! threads costs less than drawing that tile the plain way.
 //!
 //! Routes (all take the model parameters of [`query`]: `pool=…` selects a pool replay):
 //!
@@ -126,12 +127,18 @@ impl AllocLens {
         AllocLens::with_cache_budget(model, CACHE_BUDGET)
     }
 
-    /// [`AllocLens::new`] for a viewer a user clicks through: once the default
-    /// drawing options' overview is prepared, the background thread goes on with
-    /// their other colourings (within the memory kept for sums), so that switching
-    /// the colouring is immediate too. (Not for a report, which draws one colouring,
-    /// nor a live view, whose model is replaced at every update.)
+    /// [`AllocLens::new`] for a viewer a user clicks through: the default drawing
+    /// options' overview is prepared here, before the lens is handed out (on a big
+    /// model, about a second on the thread that read it, while the viewer shows its
+    /// progress: every tile of the first picture then comes from the overview, where
+    /// drawn the plain way meanwhile each coarse tile would cost about as much as a
+    /// tenth of that); then a background thread goes on with the other colourings
+    /// (within the memory kept for sums), so that switching the colouring is
+    /// immediate too. (Not for a report, which draws one colouring, nor a live view,
+    /// whose model is replaced at every update.)
     pub fn interactive(model: AllocModel) -> AllocLens {
+        // Options are the defaults; an error only means no overview.
+        let _ = model.prepare_overview(&RenderOptions::default());
         AllocLens::build(model, CACHE_BUDGET, true)
     }
 

@@ -2,12 +2,16 @@
 //! cell and share, the stacks (time-tiny blocks of one time cell with one address
 //! extent) and their cells, and an index of the blocks the rasterizer still draws.
 
+use std::ops::Range;
+
 use super::grid::{GridAxis, TILE_SIDE};
 use crate::block::Block;
+use crate::halves::both;
 use crate::ids::BinId;
-use crate::index::TimeAddrIndex;
+use crate::index::{IndexRec, TimeAddrIndex};
 use crate::model::AllocModel;
 use crate::raster::View;
+use crate::raster::parts::PARALLEL_BLOCKS;
 
 /// Models with fewer blocks get no overview: the plain path draws any of their tiles
 /// in a few milliseconds.
@@ -45,11 +49,12 @@ pub(super) struct Geometry {
     /// Per position: the block's share of its time cell, `dt / (len / n)` (0 unless in a stack).
     pub(super) share: Vec<f32>,
     pub(super) stacks: Stacks,
-    /// The blocks not in a cell (record ids number them).
+    /// The blocks not in a cell.
     pub(super) loose: TimeAddrIndex,
-    /// Per loose block: its position in the model's index, and whether it is in a stack
-    /// (tiny in time, not in address).
-    pub(super) loose_pos: Vec<(u32, bool)>,
+    /// Per record of `loose`, in its order (what a query reads in turn): the block's
+    /// position in the model's index, and whether it is in a stack (tiny in time, not
+    /// in address).
+    pub(super) loose_at: Vec<(u32, bool)>,
 }
 
 /// A cheap hash for the stack keys (multiply and rotate; keys are not adversarial
@@ -74,8 +79,10 @@ impl std::hash::Hasher for KeyHasher {
     }
 }
 
-type KeyMap =
-    std::collections::HashMap<(u32, u64, u64), u32, std::hash::BuildHasherDefault<KeyHasher>>;
+/// What identifies a stack: its time cell, its axis start and end.
+type StackKey = (u32, u64, u64);
+
+type KeyMap = std::collections::HashMap<StackKey, u32, std::hash::BuildHasherDefault<KeyHasher>>;
 
 impl Geometry {
     /// The geometry of `model`, or `None` when it has fewer than [`MIN_BLOCKS`] blocks or
@@ -89,43 +96,43 @@ impl Geometry {
         let ty = GridAxis::new(whole.addr.0, whole.addr.1 - whole.addr.0)?;
         let recs = model.index.records();
         let wx = tx.n as f64 / tx.len as f64;
-        // Stacks numbered in order of appearance first, renumbered by key below.
-        let mut ids = KeyMap::default();
-        let mut keys: Vec<(u32, u64, u64)> = Vec::new();
-        let mut stack = Vec::with_capacity(recs.len());
-        let mut share = Vec::with_capacity(recs.len());
-        for r in recs {
-            if r.t1 <= r.t0 {
-                stack.push(EMPTY);
-                share.push(0.0);
-                continue;
-            }
-            let Some(cx) = tx.cell(r.t0, r.t1) else {
-                stack.push(LOOSE);
-                share.push(0.0);
-                continue;
-            };
-            let key = (cx as u32, r.y0, r.y1);
-            let next = keys.len() as u32;
-            let id = *ids.entry(key).or_insert_with(|| {
-                keys.push(key);
-                next
-            });
-            stack.push(id);
-            share.push(((r.t1 - r.t0) as f64 * wx) as f32);
+        let parallel = recs.len() >= PARALLEL_BLOCKS;
+        // Each record's time cell (or `LOOSE`, `EMPTY`), on two threads.
+        let cell_of = |r: &IndexRec| match r.t1 > r.t0 {
+            true => tx.cell(r.t0, r.t1).map_or(LOOSE, |c| c as u32),
+            false => EMPTY,
+        };
+        let (first, second) = recs.split_at(recs.len() / 2);
+        let (mut stack, rest) = both(
+            parallel,
+            || first.iter().map(cell_of).collect::<Vec<u32>>(),
+            || second.iter().map(cell_of).collect::<Vec<u32>>(),
+        );
+        stack.extend(rest);
+        // The stacks of each half of the time cells, on two threads: the second's
+        // numbers follow the first's.
+        let mid = (tx.n / 2) as u32;
+        let ((low, mut keys), (high, high_keys)) = both(
+            parallel,
+            || number_stacks(recs, &stack, 0..mid),
+            || number_stacks(recs, &stack, mid..tx.n as u32),
+        );
+        let offset = keys.len() as u32;
+        for (pos, id) in low {
+            stack[pos as usize] = id;
         }
-        drop(ids);
-        // Sort the stacks by time cell, then address, and renumber.
-        let mut order: Vec<u32> = (0..keys.len() as u32).collect();
-        order.sort_unstable_by_key(|&i| keys[i as usize]);
-        let mut renumber = vec![0u32; keys.len()];
-        for (new, &old) in order.iter().enumerate() {
-            renumber[old as usize] = new as u32;
+        for (pos, id) in high {
+            stack[pos as usize] = offset + id;
         }
-        for s in stack.iter_mut().filter(|s| **s < LOOSE) {
-            *s = renumber[*s as usize];
-        }
-        drop(renumber);
+        keys.extend(high_keys);
+        let share = stack
+            .iter()
+            .zip(recs)
+            .map(|(&s, r)| match s < LOOSE {
+                true => ((r.t1 - r.t0) as f64 * wx) as f32,
+                false => 0.0,
+            })
+            .collect();
         let mut stacks = Stacks {
             start: vec![0; tx.n as usize + 1],
             y0: Vec::with_capacity(keys.len()),
@@ -135,8 +142,7 @@ impl Geometry {
         };
         let mut last_cx = u32::MAX;
         let mut run_max = 0;
-        for &i in &order {
-            let (cx, y0, y1) = keys[i as usize];
+        for &(cx, y0, y1) in &keys {
             stacks.start[cx as usize + 1] += 1;
             if cx != last_cx {
                 (last_cx, run_max) = (cx, 0);
@@ -172,6 +178,11 @@ impl Geometry {
             &model.bins,
             (run.start_ns, run.end_ns),
         );
+        let loose_at = loose
+            .records()
+            .iter()
+            .map(|r| loose_pos[r.id as usize])
+            .collect();
         Some(Geometry {
             tx,
             ty,
@@ -179,7 +190,46 @@ impl Geometry {
             share,
             stacks,
             loose,
-            loose_pos,
+            loose_at,
         })
     }
+}
+
+/// The stacks of the records whose time cell (`cells[position]`) is in `range`: per
+/// such record, its position and its stack's number, and the stacks' keys (time
+/// cell, axis start and end), numbered in the order of their keys.
+fn number_stacks(
+    recs: &[IndexRec],
+    cells: &[u32],
+    range: Range<u32>,
+) -> (Vec<(u32, u32)>, Vec<StackKey>) {
+    // Numbered in order of appearance first, renumbered by key below.
+    let mut ids = KeyMap::default();
+    let mut keys: Vec<StackKey> = Vec::new();
+    let mut members = Vec::new();
+    for (pos, (&cx, r)) in cells.iter().zip(recs).enumerate() {
+        // (`LOOSE` and `EMPTY` are beyond every cell.)
+        if !range.contains(&cx) {
+            continue;
+        }
+        let key = (cx, r.y0, r.y1);
+        let next = keys.len() as u32;
+        let id = *ids.entry(key).or_insert_with(|| {
+            keys.push(key);
+            next
+        });
+        members.push((pos as u32, id));
+    }
+    drop(ids);
+    let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| keys[i as usize]);
+    let mut renumber = vec![0u32; keys.len()];
+    for (new, &old) in order.iter().enumerate() {
+        renumber[old as usize] = new as u32;
+    }
+    for member in &mut members {
+        member.1 = renumber[member.1 as usize];
+    }
+    let keys = order.iter().map(|&i| keys[i as usize]).collect();
+    (members, keys)
 }

@@ -61,15 +61,15 @@ use std::sync::Arc;
 pub use geometry::MIN_BLOCKS;
 pub use grid::{OVERVIEW_LEVELS, TILE_SIDE, grid_bounds};
 
+use super::parts::{addresses_of_rows, parts_for};
 use super::{Attributes, ColorBy, Rasterizer, RenderOptions, View, checked, recycle, resolve};
 use crate::error::AllocError;
 use crate::image::RgbaImage;
-use crate::index::IndexRec;
 use crate::model::AllocModel;
 use cache::OverviewCache;
 use geometry::Geometry;
 use grid::GridAxis;
-use sums::{Sums, SumsKey};
+use sums::{LooseAttributes, Sums, SumsKey};
 use tile_sums::{add_cells, add_stacks};
 
 impl AllocModel {
@@ -192,7 +192,7 @@ pub fn render_from_overview(
     view: &View,
     options: &RenderOptions,
 ) -> Result<Option<RgbaImage>, AllocError> {
-    let attrs = checked(model, view, options)?;
+    checked(model, view, options)?;
     let Some(x) = time_tile(model, view) else {
         return Ok(None);
     };
@@ -202,24 +202,32 @@ pub fn render_from_overview(
     // Address grid tiles of the coarse levels from the cells, any other window from
     // the stacks.
     let y = geo.ty.tile(view.addr.0, view.addr.1, view.height);
-    let mut r = super::rasterizer_for(view, options);
     let filter = super::Filter::new(model, options);
-    let keep = |rec: &IndexRec| filter.keeps(model, rec);
-    // With cells, every loose block is drawn; with stacks, those not in a stack.
+    let recs = model.index.records();
+    let keep = |pos: usize| !filter.is_active() || filter.keeps(model, &recs[pos]);
+    // With cells, every loose block is drawn; with stacks, those not in a stack. Many
+    // of them (a coarse tile of a big model) are drawn in bands of rows on the cores.
     let all = y.is_some();
-    match attrs {
-        Attributes::Categorical { ids, palette } => {
-            feed_loose(geo, &mut r, view, all, keep, |pos| {
-                &palette[ids[pos] as usize]
-            });
+    let draw = |rows: std::ops::Range<usize>| {
+        let addr = addresses_of_rows(view.addr, view.height, rows.clone());
+        let mut r = super::rasterizer_of_rows(view, options, rows);
+        match (model.attributes(options.color_by)?, &sums.loose) {
+            (Attributes::Categorical { palette, .. }, LooseAttributes::Categorical(ids)) => {
+                feed_loose(geo, &mut r, view, addr, all, keep, |k| {
+                    &palette[ids[k] as usize]
+                });
+            }
+            (Attributes::Continuous(_), LooseAttributes::Continuous(values)) => {
+                feed_loose(geo, &mut r, view, addr, all, keep, |k| {
+                    std::array::from_ref(&values[k])
+                });
+            }
+            _ => unreachable!("the sums of a colouring hold its kind of attribute"),
         }
-        Attributes::Continuous(values) => {
-            feed_loose(geo, &mut r, view, all, keep, |pos| {
-                std::array::from_ref(&values[pos])
-            });
-        }
-    }
-    let mut cov = r.finish();
+        Ok(r)
+    };
+    let parts = parts_for(geo.loose_at.len(), view.height);
+    let mut cov = super::coverage_of_bands(view, options, parts, draw)?;
     debug_assert_eq!(cov.color_channels, sums.ncolor);
     match y {
         Some(y) => add_cells(&mut cov.sums, geo, &sums, view, options.alpha, x, y),
@@ -230,30 +238,32 @@ pub fn render_from_overview(
     Ok(Some(img))
 }
 
-/// Adds the loose blocks of `view` that `keep` accepts (with `all` unset, only those
-/// not in a stack), as the plain path feeds blocks.
+/// Adds the loose blocks of `view` whose addresses reach the axis window `(a0, a1)`
+/// and whose position in the model's index `keep` accepts (with `all` unset, only
+/// those not in a stack), coloured `color(k)` for the `k`-th record of the loose
+/// blocks' index, as the plain path feeds blocks.
 fn feed_loose<'a, const NC: usize>(
     geo: &Geometry,
     r: &mut Rasterizer,
     view: &View,
+    (a0, a1): (u64, u64),
     all: bool,
-    keep: impl Fn(&IndexRec) -> bool,
+    keep: impl Fn(usize) -> bool,
     color: impl Fn(usize) -> &'a [f32; NC],
 ) {
     let (t0, t1) = (view.time.start_ns, view.time.end_ns);
-    let (a0, a1) = view.addr;
     let sx = f64::from(view.width) / (t1 - t0) as f64;
-    let sy = f64::from(view.height) / (a1 - a0) as f64;
-    let (t0f, a0f) = (t0 as f64, a0 as f64);
-    geo.loose.query(t0, t1, a0, a1, |rec| {
-        let (pos, in_stack) = geo.loose_pos[rec.id as usize];
-        if (in_stack && !all) || !keep(rec) {
+    let sy = f64::from(view.height) / (view.addr.1 - view.addr.0) as f64;
+    let (t0f, a0f) = (t0 as f64, view.addr.0 as f64);
+    geo.loose.query_positions(t0, t1, a0, a1, |k, rec| {
+        let (pos, in_stack) = geo.loose_at[k];
+        if (in_stack && !all) || !keep(pos as usize) {
             return;
         }
         let x0 = (rec.t0 as f64 - t0f) * sx;
         let x1 = (rec.t1 as f64 - t0f) * sx;
         let y0 = (rec.y0 as f64 - a0f) * sy;
         let y1 = (rec.y1 as f64 - a0f) * sy;
-        r.add_n(x0, x1, y0, y1, color(pos as usize));
+        r.add_n(x0, x1, y0, y1, color(k));
     });
 }

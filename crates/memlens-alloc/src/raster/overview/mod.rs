@@ -106,13 +106,11 @@ impl AllocModel {
     /// would fill it with). Returns the attribute prepared, or `None` once every
     /// attribute worth it has sums (latency without latencies and process with one
     /// process are not) or the next would not fit (the sums of `options` must be
-    /// ready: their size bounds the next's). Blocking, like
+    /// ready: their size gives the next's). Blocking, like
     /// [`AllocModel::prepare_overview`]; meant for a background thread.
     pub fn prepare_overview_ahead(&self, options: &RenderOptions) -> Option<ColorBy> {
         let cache = OverviewCache::of(self);
         let (geo, sums) = cache.ready(options)?;
-        // A categorical colouring's sums are the largest: 3 colour channels.
-        let bytes = sums.bytes() / (2 + sums.ncolor) * (2 + 3);
         let next = ColorBy::ALL.into_iter().find(|&by| {
             let key = SumsKey::of(&RenderOptions {
                 color_by: by,
@@ -126,7 +124,7 @@ impl AllocModel {
             };
             says_something && !cache.has(&key)
         })?;
-        if !cache.has_room_ahead(bytes) {
+        if !cache.has_room_ahead(sums.bytes_of(next)) {
             return None;
         }
         let options = RenderOptions {

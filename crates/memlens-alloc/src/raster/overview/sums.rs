@@ -78,11 +78,22 @@ impl Sums {
     }
 
     pub(super) fn bytes(&self) -> usize {
-        let loose = match &self.loose {
+        (self.stacks.len() + self.cells.len() + self.loose_len()) * 4
+    }
+
+    /// The bytes of the sums of the same option set coloured `by` (the same stacks,
+    /// cells and loose blocks, `2 + ncolor` sums each).
+    pub(super) fn bytes_of(&self, by: ColorBy) -> usize {
+        let ncolor = if by.is_categorical() { 3 } else { 1 };
+        let sums = (self.stacks.len() + self.cells.len()) / (2 + self.ncolor) * (2 + ncolor);
+        (sums + self.loose_len()) * 4
+    }
+
+    fn loose_len(&self) -> usize {
+        match &self.loose {
             LooseAttributes::Categorical(ids) => ids.len(),
             LooseAttributes::Continuous(values) => values.len(),
-        };
-        (self.stacks.len() + self.cells.len() + loose) * 4
+        }
     }
 }
 

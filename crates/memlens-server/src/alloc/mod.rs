@@ -128,13 +128,12 @@ impl AllocLens {
     }
 
     /// [`AllocLens::new`] for a viewer a user clicks through: the default drawing
-    /// options' overview is prepared here, before the lens is handed out (on a big
-    /// model, about a second on the thread that read it, while the viewer shows its
-    /// progress: every tile of the first picture then comes from the overview, where
-    /// drawn the plain way meanwhile each coarse tile would cost about as much as a
-    /// tenth of that); then a background thread goes on with the other colourings
-    /// (within the memory kept for sums), so that switching the colouring is
-    /// immediate too. (Not for a report, which draws one colouring, nor a live view,
+    /// options' overview is prepared here, before the lens is handed out (half a
+    /// second for 4.4 M blocks, on the thread that read the model, while the viewer
+    /// shows its progress), so that every tile of the first picture comes from it
+    /// (drawn the plain way, a coarse tile of such a model takes about 0.1 s); then a
+    /// background thread goes on with the other colourings (within the memory kept
+    /// for sums), so that switching the colouring is immediate too. (Not for a report, which draws one colouring, nor a live view,
     /// whose model is replaced at every update.)
     pub fn interactive(model: AllocModel) -> AllocLens {
         // Options are the defaults; an error only means no overview.

@@ -6,7 +6,8 @@
 #   - the first `memlens growth` (no index: it reads every event and writes the index),
 #   - a second `memlens growth` (reopens the index, reads no event),
 #   - `memlens tree --points 50` with the index,
-#   - `memlens summary` (which reads every event; no index),
+#   - `memlens summary`, first (it reads every event and adds its answer to the
+#     index) and again (it reads the index),
 #   - `memlens view` until its first tree answers, without and with the index (its peak
 #     RSS is the viewer's VmHWM; bench/index/first_tree.sh), and until its allocation
 #     map answers (without the index it reads the events; with it, the window the first
@@ -63,8 +64,9 @@ reused=yes
 ! grep -q rebuilding "$out/growth2.err" || reused=NO
 echo "== memlens tree --points 50 (with the index)"
 measure tree "$memlens" tree --points 50 "$trace"
-echo "== memlens summary"
+echo "== memlens summary, first (reads the events) and again (reads the index)"
 measure summary "$memlens" summary "$trace"
+measure summary2 "$memlens" summary "$trace"
 echo "== memlens view until the first tree, first (no index) and reopened"
 rm -f "$index"
 "$here/first_tree.sh" "$memlens" "$trace" "$out/view1.time"
@@ -118,7 +120,8 @@ rows = [
     ("memlens growth (first: no index)", "growth1", True),
     ("memlens growth (second: index)", "growth2", False),
     ("memlens tree --points 50 (index)", "tree", False),
-    ("memlens summary", "summary", True),
+    ("memlens summary (first: events)", "summary", True),
+    ("memlens summary (again: index)", "summary2", False),
     ("memlens view, first tree (no index)", "view1", True),
     ("memlens view, first tree (index)", "view2", False),
     (f"memlens view, alloc map (no index, {alloc_status1})", "view1.time.alloc", True),

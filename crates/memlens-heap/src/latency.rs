@@ -7,6 +7,8 @@
 //! within 0.4 % of the true value whatever the trace length, and memory is
 //! 26 KiB per function. Count, minimum, maximum and mean are exact.
 
+use memlens_vocab::codec::{self, Reader, Writer};
+
 /// Sub-buckets per power of two (2^7), and the largest exact value + 1.
 const SUB_BITS: u32 = 7;
 const SUB: u64 = 1 << SUB_BITS;
@@ -126,6 +128,37 @@ impl LatencyHistogram {
     }
 }
 
+impl LatencyHistogram {
+    /// Appends the histogram to `w` (see `summary_codec.rs`).
+    pub(crate) fn encode(&self, w: &mut Writer) {
+        w.column(&self.counts, |_, c| c);
+        w.varint(self.count);
+        w.varint(self.sum as u64);
+        w.varint((self.sum >> 64) as u64);
+        w.varint(u64::from(self.min));
+        w.varint(u64::from(self.max));
+    }
+
+    /// Reads a histogram [`LatencyHistogram::encode`] wrote: its buckets are none (no
+    /// latency yet) or all of them.
+    pub(crate) fn decode(r: &mut Reader<'_>) -> codec::Result<LatencyHistogram> {
+        let at = r.pos;
+        let counts = r.column(None, "latency buckets", |r, _| r.varint())?;
+        r.check(counts.is_empty() || counts.len() == BUCKETS, at, || {
+            format!("a histogram has {} buckets, not {BUCKETS}", counts.len())
+        })?;
+        let count = r.varint()?;
+        let sum = u128::from(r.varint()?) | u128::from(r.varint()?) << 64;
+        Ok(LatencyHistogram {
+            counts,
+            count,
+            sum,
+            min: r.u32()?,
+            max: r.u32()?,
+        })
+    }
+}
+
 /// One function's latency figures.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LatencyRow {
@@ -207,6 +240,24 @@ impl LatencyTable {
             .collect();
         rows.sort_by(|a, b| b.calls.cmp(&a.calls).then(a.function.cmp(&b.function)));
         rows
+    }
+
+    /// Appends the table to `w` (see `summary_codec.rs`): per function, its name and
+    /// its histogram.
+    pub(crate) fn encode(&self, w: &mut Writer) {
+        w.varint(self.ops.len() as u64);
+        for (name, histogram) in &self.ops {
+            w.string(name);
+            histogram.encode(w);
+        }
+    }
+
+    /// Reads a table [`LatencyTable::encode`] wrote.
+    pub(crate) fn decode(r: &mut Reader<'_>) -> codec::Result<LatencyTable> {
+        let ops = r.column(None, "latency functions", |r, _| {
+            Ok((r.string()?, LatencyHistogram::decode(r)?))
+        })?;
+        Ok(LatencyTable { ops })
     }
 }
 

@@ -3,11 +3,13 @@
 //!
 //! It holds the coalesced heap model (`memlens-heap`'s `HeapModelBuilder::coalescing`):
 //! trees at every instant of its grid, the timeline's peaks and dips, growth, with the
-//! symbolized context; and, once a command has read the allocation map of a run too
-//! large for the map's memory, the windows of it that the map held (`memlens-alloc`'s
+//! symbolized context; once a command has read the allocation map of a run too large
+//! for the map's memory, the windows of it that the map held (`memlens-alloc`'s
 //! `AllocModel::encode`: its blocks and bins; see [`store_alloc`] for which), so that
-//! reopening the map reads no event either. Each part is written by the command that
-//! built it, keeping the others. It lives beside the trace as `<trace>.mlidx`, or, when that
+//! reopening the map reads no event either; and once `memlens summary` has read the
+//! events, its summary with the allocator latencies (`memlens-heap`'s
+//! `encode_summary`: a few bytes per stack), so that the next one reads none. Each
+//! part is written by the command that built it, keeping the others. It lives beside the trace as `<trace>.mlidx`, or, when that
 //! directory is not writable, under `$XDG_CACHE_HOME/memlens/` (`~/.cache/memlens/`)
 //! named by the trace's key. It is never required: a missing index is built, a stale,
 //! damaged or foreign one is rebuilt (with one sentence saying why), and deleting it is
@@ -22,14 +24,15 @@
 //! 64  payload_crc    4  CRC-32 of the stored payload
 //! 68  header_crc     4  CRC-32 of bytes 0..68
 //! 72  payload           zstd of the encoded heap model (empty: none yet)
-//!     allocation maps   none or more, one after the other after the payload, each:
-//!  0  tag            4  "AMAP"
-//!  4  window        16  the window it holds (from, to), or u64::MAX twice: the whole run
+//!     parts             none or more, one after the other after the payload, each:
+//!  0  tag            4  "AMAP" (an allocation-map model) or "SUMM" (a summary)
+//!  4  window        16  an allocation map's window (from, to), or u64::MAX twice: the
+//!                       whole run; zeros for a summary
 //! 20  raw_len        8  payload bytes after decompression
 //! 28  stored_len     8  payload bytes on disk
 //! 36  payload_crc    4  CRC-32 of the stored payload
 //! 40  header_crc     4  CRC-32 of bytes 0..40 of this part
-//! 44  payload           zstd of the encoded allocation-map model
+//! 44  payload           zstd of the encoded allocation-map model or summary
 //! ```
 //!
 //! The key identifies the trace by its content, never by its name: the file's length
@@ -44,7 +47,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use memlens_alloc::{ALLOC_CODEC_VERSION, AllocModel};
-use memlens_heap::{HeapModel, MODEL_CODEC_VERSION};
+use memlens_heap::latency::LatencyTable;
+use memlens_heap::summary::Summary;
+use memlens_heap::{
+    HeapModel, MODEL_CODEC_VERSION, SUMMARY_CODEC_VERSION, decode_summary, encode_summary,
+};
 
 use crate::input::TraceInput;
 
@@ -52,9 +59,9 @@ use crate::input::TraceInput;
 /// the layout changes or when symbolizing names frames differently (2: unnamed
 /// frames are labelled `0x… (in module+0x…)`, and the trace's `--wrapper` patterns
 /// apply; 3: inlined frames of Rust's standard library are told by their source
-/// file; 4: the allocation-map part), so an index built by an older memlens is
-/// rebuilt, never trusted.
-const INDEX_VERSION: u32 = 4;
+/// file; 4: the allocation-map part; 5: the summary part), so an index built by an
+/// older memlens is rebuilt, never trusted.
+const INDEX_VERSION: u32 = 5;
 const MAGIC: &[u8; 8] = b"MLIDX\r\n\x1a";
 const HEADER_LEN: usize = 72;
 /// The index file's extension, appended to the trace's name.
@@ -89,6 +96,7 @@ impl IndexKey {
         let mut build = rustc_hash::FxHasher::default();
         build.write_u32(MODEL_CODEC_VERSION);
         build.write_u32(ALLOC_CODEC_VERSION);
+        build.write_u32(SUMMARY_CODEC_VERSION);
         build.write(env!("CARGO_PKG_VERSION").as_bytes());
         IndexKey {
             trace_len: input.file.len(),
@@ -205,7 +213,7 @@ pub(crate) fn load_alloc(input: &TraceInput, window: Option<(u64, u64)>) -> Look
         Err(problem) => return Lookup::Rejected(rejected(&path, problem)),
     };
     let held = parts.alloc.iter().find(|(held, _)| *held == window);
-    let alloc = match (held, parts.alloc_damage) {
+    let alloc = match (held, parts.damage) {
         (Some((_, part)), _) => part.decode(AllocModel::decode),
         (None, Some(why)) => Err(Problem::Damaged(why)),
         (None, None) => return Lookup::Missing,
@@ -215,6 +223,31 @@ pub(crate) fn load_alloc(input: &TraceInput, window: Option<(u64, u64)>) -> Look
         Err(Problem::Damaged(why)) => Lookup::Rejected(rejected(
             &path,
             Problem::Damaged(format!("its allocation map: {why}")),
+        )),
+        Err(problem) => Lookup::Rejected(rejected(&path, problem)),
+    }
+}
+
+/// Looks for the summary of `input` and its allocator latencies.
+pub(crate) fn load_summary(input: &TraceInput) -> Lookup<(Summary, LatencyTable)> {
+    let key = IndexKey::of(input);
+    let Some((path, bytes)) = find(input, key) else {
+        return Lookup::Missing;
+    };
+    let parts = match split(&bytes, key) {
+        Ok(parts) => parts,
+        Err(problem) => return Lookup::Rejected(rejected(&path, problem)),
+    };
+    let summary = match (parts.summary, parts.damage) {
+        (Some(part), _) => part.decode(decode_summary),
+        (None, Some(why)) => Err(Problem::Damaged(why)),
+        (None, None) => return Lookup::Missing,
+    };
+    match summary {
+        Ok(summary) => Lookup::Found(Box::new(summary)),
+        Err(Problem::Damaged(why)) => Lookup::Rejected(rejected(
+            &path,
+            Problem::Damaged(format!("its summary: {why}")),
         )),
         Err(problem) => Lookup::Rejected(rejected(&path, problem)),
     }
@@ -267,18 +300,20 @@ impl Part<'_> {
 /// A window of a run (`from`, `to`), or `None` for the whole run.
 type Window = Option<(u64, u64)>;
 
-/// The parts of an index file: the heap model's, if any, and the allocation maps'
-/// (each with the window it holds), oldest first, up to the first damaged one, if
-/// any (`alloc_damage` then says what is wrong with it).
+/// The parts of an index file: the heap model's, if any, the allocation maps' (each
+/// with the window it holds), oldest first, and the summary's, if any, up to the first
+/// damaged part, if any (`damage` then says what is wrong with it).
 struct Parts<'a> {
     heap: Option<Part<'a>>,
     alloc: Vec<(Window, Part<'a>)>,
-    alloc_damage: Option<String>,
+    summary: Option<Part<'a>>,
+    damage: Option<String>,
 }
 
-/// The allocation map part's tag and header length.
+/// The tags of the parts after the heap model's, and their header length.
 const ALLOC_TAG: &[u8; 4] = b"AMAP";
-const ALLOC_HEADER_LEN: usize = 44;
+const SUMMARY_TAG: &[u8; 4] = b"SUMM";
+const PART_HEADER_LEN: usize = 44;
 /// The window of an allocation map holding the whole run.
 const WHOLE_RUN: (u64, u64) = (u64::MAX, u64::MAX);
 
@@ -315,17 +350,21 @@ fn split(bytes: &[u8], key: IndexKey) -> Result<Parts<'_>, Problem> {
     let mut parts = Parts {
         heap,
         alloc: Vec::new(),
-        alloc_damage: None,
+        summary: None,
+        damage: None,
     };
     let mut tail = &rest[stored.len()..];
     while !tail.is_empty() {
-        match alloc_part(tail) {
-            Ok((window, part)) => {
-                tail = &tail[ALLOC_HEADER_LEN + part.stored.len()..];
-                parts.alloc.push((window, part));
+        match tail_part(tail) {
+            Ok((tag, window, part)) => {
+                tail = &tail[PART_HEADER_LEN + part.stored.len()..];
+                match tag {
+                    ALLOC_TAG => parts.alloc.push((window, part)),
+                    _ => parts.summary = Some(part),
+                }
             }
             Err(why) => {
-                parts.alloc_damage = Some(why.to_owned());
+                parts.damage = Some(why.to_owned());
                 break;
             }
         }
@@ -333,10 +372,16 @@ fn split(bytes: &[u8], key: IndexKey) -> Result<Parts<'_>, Problem> {
     Ok(parts)
 }
 
-/// The allocation map part at the start of `tail`, checked.
-fn alloc_part(tail: &[u8]) -> Result<(Window, Part<'_>), &'static str> {
-    if tail.len() < ALLOC_HEADER_LEN || &tail[0..4] != ALLOC_TAG {
-        return Err("not a part this memlens knows");
+/// The part after the heap model's at the start of `tail`, checked: its tag (one of
+/// [`ALLOC_TAG`] and [`SUMMARY_TAG`]), its window and its payload.
+fn tail_part(tail: &[u8]) -> Result<(&[u8; 4], Window, Part<'_>), &'static str> {
+    let tag = match tail.get(0..4) {
+        Some(tag) if tag == ALLOC_TAG => ALLOC_TAG,
+        Some(tag) if tag == SUMMARY_TAG => SUMMARY_TAG,
+        _ => return Err("not a part this memlens knows"),
+    };
+    if tail.len() < PART_HEADER_LEN {
+        return Err("truncated");
     }
     if crc32fast::hash(&tail[0..40]) != u32_at(tail, 40) {
         return Err("header checksum mismatch");
@@ -346,7 +391,7 @@ fn alloc_part(tail: &[u8]) -> Result<(Window, Part<'_>), &'static str> {
         window => Some(window),
     };
     let (raw_len, stored_len) = (u64_at(tail, 20), u64_at(tail, 28));
-    let payload = &tail[ALLOC_HEADER_LEN..];
+    let payload = &tail[PART_HEADER_LEN..];
     let stored = usize::try_from(stored_len)
         .ok()
         .and_then(|n| payload.get(..n));
@@ -354,7 +399,7 @@ fn alloc_part(tail: &[u8]) -> Result<(Window, Part<'_>), &'static str> {
     if crc32fast::hash(stored) != u32_at(tail, 36) {
         return Err("payload checksum mismatch");
     }
-    Ok((window, Part { raw_len, stored }))
+    Ok((tag, window, Part { raw_len, stored }))
 }
 
 /// The bytes of an index of the trace keyed `key` with these parts.
@@ -373,10 +418,14 @@ fn join(key: IndexKey, parts: &Parts<'_>) -> Vec<u8> {
     let header_crc = crc32fast::hash(&bytes);
     bytes.extend_from_slice(&header_crc.to_le_bytes());
     bytes.extend_from_slice(heap.stored);
-    for &(window, part) in &parts.alloc {
+    let alloc = parts.alloc.iter().map(|&(window, part)| {
+        let window = window.unwrap_or(WHOLE_RUN);
+        (ALLOC_TAG, window, part)
+    });
+    let summary = parts.summary.map(|part| (SUMMARY_TAG, (0, 0), part));
+    for (tag, (from, to), part) in alloc.chain(summary) {
         let at = bytes.len();
-        let (from, to) = window.unwrap_or(WHOLE_RUN);
-        bytes.extend_from_slice(ALLOC_TAG);
+        bytes.extend_from_slice(tag);
         bytes.extend_from_slice(&from.to_le_bytes());
         bytes.extend_from_slice(&to.to_le_bytes());
         bytes.extend_from_slice(&part.raw_len.to_le_bytes());
@@ -427,10 +476,26 @@ pub(crate) fn store_alloc(
     update(input, New::Alloc(window, alloc)).map(Some)
 }
 
+/// Writes the summary of `input` and its allocator latencies into its index (keeping
+/// the index's other parts, if valid), as [`store`] does.
+pub(crate) fn store_summary(
+    input: &TraceInput,
+    summary: &Summary,
+    latency: &LatencyTable,
+) -> Result<PathBuf, String> {
+    let (raw_len, stored) = Part::compress(&encode_summary(summary, latency))?;
+    let summary = Part {
+        raw_len,
+        stored: &stored,
+    };
+    update(input, New::Summary(summary))
+}
+
 /// The part an index gets.
 enum New<'a> {
     Heap(Part<'a>),
     Alloc(Option<(u64, u64)>, Part<'a>),
+    Summary(Part<'a>),
 }
 
 /// Writes the index of `input` with the `new` part and the other parts of its current
@@ -441,9 +506,11 @@ fn update(input: &TraceInput, new: New<'_>) -> Result<PathBuf, String> {
     let kept = current
         .as_ref()
         .and_then(|(_, bytes)| split(bytes, key).ok());
-    let (heap, mut alloc) = kept.map_or((None, Vec::new()), |k| (k.heap, k.alloc));
-    let heap = match new {
-        New::Heap(heap) => Some(heap),
+    let (mut heap, mut alloc, mut summary) =
+        kept.map_or((None, Vec::new(), None), |k| (k.heap, k.alloc, k.summary));
+    match new {
+        New::Heap(part) => heap = Some(part),
+        New::Summary(part) => summary = Some(part),
         New::Alloc(window, part) => {
             alloc.retain(|(held, _)| *held != window);
             alloc.push((window, part));
@@ -454,13 +521,13 @@ fn update(input: &TraceInput, new: New<'_>) -> Result<PathBuf, String> {
             while alloc.len() > 1 && size(&alloc) > room {
                 alloc.remove(0);
             }
-            heap
         }
-    };
+    }
     let parts = Parts {
         heap,
         alloc,
-        alloc_damage: None,
+        summary,
+        damage: None,
     };
     let bytes = join(key, &parts);
     let beside = index_path(input.path());

@@ -36,7 +36,8 @@ pub struct Wanted {
     /// map reads when the whole run does not fit in memory (`render alloc --time`);
     /// without it, the last stretch of the run that fits.
     pub alloc_window: Option<(u64, u64)>,
-    /// The streaming summary and allocator latencies of the first trace.
+    /// The streaming summary and allocator latencies of the first trace (from its
+    /// index when it has them; the pass writes them there otherwise).
     pub summary: bool,
     /// The trace is still being written ([`follow`](crate::follow)): its index is
     /// neither read nor written, since it would be stale a moment later, and (one trace,
@@ -176,6 +177,20 @@ pub fn ingest(
             Lookup::Rejected(why) => models.notes.push(why),
         }
     }
+    let mut summary_wanted = wanted.summary && !inputs.is_empty();
+    if summary_wanted && !wanted.growing {
+        match index::load_summary(&inputs[0]) {
+            Lookup::Found(found) => {
+                let (summary, latency) = *found;
+                models.summary = Some(summary);
+                models.latency = Some(latency);
+                models.mapped = MappedPeak::of(&inputs[0].metadata);
+                summary_wanted = false;
+            }
+            Lookup::Missing => {}
+            Lookup::Rejected(why) => models.notes.push(why),
+        }
+    }
     let offsets = alloc_plan::clock_offsets(inputs);
     let blocks: u64 = inputs
         .iter()
@@ -226,7 +241,7 @@ pub fn ingest(
         let md = &input.metadata;
         let mut heap =
             (first && heap_wanted).then(|| HeapFeed::new(md, names, &wanted.heap_instants));
-        let mut summary = (first && wanted.summary).then(|| SummaryFeed::new(md));
+        let mut summary = (first && summary_wanted).then(|| SummaryFeed::new(md));
         let mut alloc_feed = alloc
             .as_mut()
             .map(|b| AllocFeed::new(b, md, input.file.path(), offsets[n]));
@@ -292,6 +307,13 @@ pub fn ingest(
         }
         if let Some(summary) = summary {
             let (summary, latency) = summary.finish(md.last_time);
+            // A damaged trace is read again (and its damage reported) every time.
+            if input.damage.is_empty()
+                && !wanted.growing
+                && let Err(why) = index::store_summary(input, &summary, &latency)
+            {
+                models.notes.push(format!("no index kept: {why}"));
+            }
             models.summary = Some(summary);
             models.latency = Some(latency);
             models.mapped = MappedPeak::of(md);

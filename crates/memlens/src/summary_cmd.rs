@@ -185,6 +185,16 @@ pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
             }
         }
     }
+    // What reading said about the trace's index (the mid-run note is in the summary).
+    let mid_run = input.mid_run_note();
+    for note in read
+        .models
+        .notes
+        .iter()
+        .filter(|n| Some(*n) != mid_run.as_ref())
+    {
+        eprintln!("memlens: note: {note}");
+    }
     let notes = input.damage_notes();
     read::print_damage(&notes);
     Ok(i32::from(!notes.is_empty()))

@@ -408,3 +408,74 @@ fn a_damaged_truncated_or_foreign_index_is_rebuilt_with_one_note() {
         "an index went to the cache, not beside the trace"
     );
 }
+
+/// `memlens summary`, as [`growth`] runs `growth`.
+fn summary_json(trace: &Path, cache: &Path) -> Measured {
+    let mut cmd = memlens();
+    cmd.args(["summary", "--json"])
+        .arg(trace)
+        .env("XDG_CACHE_HOME", cache);
+    run_measured(
+        &mut cmd,
+        GROWTH_TIME_LIMIT,
+        &format!("memlens summary {}", trace.display()),
+    )
+}
+
+#[test]
+fn summary_keeps_its_answer_in_the_index_beside_the_heap_model() {
+    let dir = test_dir("scale-summary-index");
+    let cache = dir.path().join("cache");
+    let trace = record_server(dir.path(), 20_000);
+    let grown = growth(&trace, &cache);
+    assert_eq!(grown.code, 0, "growth failed:\n{}", grown.stderr);
+    let first = summary_json(&trace, &cache);
+    assert_eq!(first.code, 0, "summary failed:\n{}", first.stderr);
+    assert!(first.stdout.contains("\"allocations\""), "{}", first.stdout);
+    let index = index_of(&trace);
+    let bytes = std::fs::read(&index).expect("the index exists");
+    let part = bytes
+        .windows(4)
+        .position(|w| w == b"SUMM")
+        .expect("summary kept no part in the index");
+
+    // Read again from the index: the same answer, silently, the index untouched.
+    let written = modified(&index);
+    for what in ["summary", "growth"] {
+        let again = match what {
+            "summary" => summary_json(&trace, &cache),
+            _ => growth(&trace, &cache),
+        };
+        let before = if what == "summary" { &first } else { &grown };
+        assert_eq!(again.code, 0, "{what} again failed:\n{}", again.stderr);
+        assert_eq!(
+            again.stdout, before.stdout,
+            "{what} again answers differently"
+        );
+        assert!(rebuild_notes(&again.stderr).is_empty(), "{}", again.stderr);
+        assert_eq!(modified(&index), written, "{what} again rewrote the index");
+    }
+
+    // A damaged summary part: one note, the same answer, and the part rewritten.
+    let mut damaged = bytes.clone();
+    let payload = part + 44;
+    for byte in &mut damaged[payload..(payload + 8).min(bytes.len())] {
+        *byte ^= 0x5a;
+    }
+    std::fs::write(&index, &damaged).expect("cannot write the index");
+    let fixed = summary_json(&trace, &cache);
+    assert_eq!(fixed.code, 0, "{}", fixed.stderr);
+    assert_eq!(fixed.stdout, first.stdout);
+    let notes = rebuild_notes(&fixed.stderr);
+    assert!(
+        notes.len() == 1 && notes[0].contains("is damaged (its summary:"),
+        "summary with a damaged part says: {}",
+        fixed.stderr
+    );
+    let rewritten = std::fs::read(&index).expect("the index exists");
+    assert_eq!(
+        rewritten, bytes,
+        "the summary part was not written back as it was"
+    );
+    assert!(!cache.exists(), "an index went to the cache directory");
+}

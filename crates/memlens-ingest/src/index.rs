@@ -9,11 +9,11 @@
 //! reopening the map reads no event either; and once `memlens summary` has read the
 //! events, its summary with the allocator latencies (`memlens-heap`'s
 //! `encode_summary`: a few bytes per stack), so that the next one reads none. Each
-//! part is written by the command that built it, keeping the others. It lives beside the trace as `<trace>.mlidx`, or, when that
-//! directory is not writable, under `$XDG_CACHE_HOME/memlens/` (`~/.cache/memlens/`)
-//! named by the trace's key. It is never required: a missing index is built, a stale,
-//! damaged or foreign one is rebuilt (with one sentence saying why), and deleting it is
-//! always safe.
+//! part is written by the command that built it, keeping the others. It lives beside
+//! the trace as `<trace>.mlidx`, or, when that directory is not writable, under
+//! `$XDG_CACHE_HOME/memlens/` (`~/.cache/memlens/`) named by the trace's key. It is
+//! never required: a missing index is built, a stale, damaged or foreign one is rebuilt
+//! (with one sentence saying why), and deleting it is always safe.
 //!
 //! ```text
 //!  0  magic          8  "MLIDX\r\n\x1a"
@@ -204,32 +204,29 @@ pub(crate) fn load(input: &TraceInput, instants: &[u64]) -> Lookup<HeapModel> {
 /// Looks for the allocation-map model of `input` holding `window` (`None`: the whole
 /// run).
 pub(crate) fn load_alloc(input: &TraceInput, window: Option<(u64, u64)>) -> Lookup<AllocModel> {
-    let key = IndexKey::of(input);
-    let Some((path, bytes)) = find(input, key) else {
-        return Lookup::Missing;
-    };
-    let parts = match split(&bytes, key) {
-        Ok(parts) => parts,
-        Err(problem) => return Lookup::Rejected(rejected(&path, problem)),
-    };
-    let held = parts.alloc.iter().find(|(held, _)| *held == window);
-    let alloc = match (held, parts.damage) {
-        (Some((_, part)), _) => part.decode(AllocModel::decode),
-        (None, Some(why)) => Err(Problem::Damaged(why)),
-        (None, None) => return Lookup::Missing,
-    };
-    match alloc {
-        Ok(model) => Lookup::Found(Box::new(model)),
-        Err(Problem::Damaged(why)) => Lookup::Rejected(rejected(
-            &path,
-            Problem::Damaged(format!("its allocation map: {why}")),
-        )),
-        Err(problem) => Lookup::Rejected(rejected(&path, problem)),
-    }
+    load_part(input, Kept::Alloc(window), AllocModel::decode)
 }
 
 /// Looks for the summary of `input` and its allocator latencies.
 pub(crate) fn load_summary(input: &TraceInput) -> Lookup<(Summary, LatencyTable)> {
+    load_part(input, Kept::Summary, decode_summary)
+}
+
+/// A part after the heap model's.
+#[derive(Clone, Copy)]
+enum Kept {
+    /// The allocation map of a window (`None`: the whole run).
+    Alloc(Window),
+    /// The summary.
+    Summary,
+}
+
+/// Looks for the part `kept` in the index of `input`, read by `decode`.
+fn load_part<T, E: std::fmt::Display>(
+    input: &TraceInput,
+    kept: Kept,
+    decode: impl FnOnce(&[u8]) -> Result<T, E>,
+) -> Lookup<T> {
     let key = IndexKey::of(input);
     let Some((path, bytes)) = find(input, key) else {
         return Lookup::Missing;
@@ -238,17 +235,23 @@ pub(crate) fn load_summary(input: &TraceInput) -> Lookup<(Summary, LatencyTable)
         Ok(parts) => parts,
         Err(problem) => return Lookup::Rejected(rejected(&path, problem)),
     };
-    let summary = match (parts.summary, parts.damage) {
-        (Some(part), _) => part.decode(decode_summary),
+    let (part, what) = match kept {
+        Kept::Alloc(window) => {
+            let held = parts.alloc.iter().find(|(held, _)| *held == window);
+            (held.map(|&(_, part)| part), "its allocation map")
+        }
+        Kept::Summary => (parts.summary, "its summary"),
+    };
+    let found = match (part, parts.damage) {
+        (Some(part), _) => part.decode(decode),
         (None, Some(why)) => Err(Problem::Damaged(why)),
         (None, None) => return Lookup::Missing,
     };
-    match summary {
-        Ok(summary) => Lookup::Found(Box::new(summary)),
-        Err(Problem::Damaged(why)) => Lookup::Rejected(rejected(
-            &path,
-            Problem::Damaged(format!("its summary: {why}")),
-        )),
+    match found {
+        Ok(value) => Lookup::Found(Box::new(value)),
+        Err(Problem::Damaged(why)) => {
+            Lookup::Rejected(rejected(&path, Problem::Damaged(format!("{what}: {why}"))))
+        }
         Err(problem) => Lookup::Rejected(rejected(&path, problem)),
     }
 }

@@ -7,13 +7,14 @@
 //! for the map's memory, the windows of it that the map held (`memlens-alloc`'s
 //! `AllocModel::encode`: its blocks and bins; see [`store_alloc`] for which), so that
 //! reopening the map reads no event either; and once `memlens summary` has read the
-//! events, its summary with the allocator latencies (`memlens-heap`'s
-//! `encode_summary`: a few bytes per stack), so that the next one reads none. Each
-//! part is written by the command that built it, keeping the others. It lives beside
-//! the trace as `<trace>.mlidx`, or, when that directory is not writable, under
-//! `$XDG_CACHE_HOME/memlens/` (`~/.cache/memlens/`) named by the trace's key. It is
-//! never required: a missing index is built, a stale, damaged or foreign one is rebuilt
-//! (with one sentence saying why), and deleting it is always safe.
+//! events (of a trace large enough: see `pass.rs`), its summary with the allocator
+//! latencies (`memlens-heap`'s `encode_summary`: a few bytes per stack), so that the
+//! next one reads none. Each part is written by the command that built it, keeping
+//! the others. It lives beside the trace as `<trace>.mlidx`, or, when that directory
+//! is not writable, under `$XDG_CACHE_HOME/memlens/` (`~/.cache/memlens/`) named by
+//! the trace's key. It is never required: a missing index is built, a stale, damaged
+//! or foreign one is rebuilt (with one sentence saying why), and deleting it is always
+//! safe.
 //!
 //! ```text
 //!  0  magic          8  "MLIDX\r\n\x1a"

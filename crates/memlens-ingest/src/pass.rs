@@ -21,6 +21,11 @@ use crate::live::{LiveRead, can_read_live};
 use crate::progress::{ChunkProgress, Progress};
 use crate::symbols::StackSymbols;
 
+/// The fewest events whose summary is kept in the trace's index: below, reading them
+/// again takes a fraction of a second, less than an index file beside every small
+/// trace is worth (`record --summary` would leave one beside each recording).
+const KEEP_SUMMARY_FROM: u64 = 5_000_000;
+
 /// Which models a pass builds.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Wanted {
@@ -37,7 +42,8 @@ pub struct Wanted {
     /// without it, the last stretch of the run that fits.
     pub alloc_window: Option<(u64, u64)>,
     /// The streaming summary and allocator latencies of the first trace (from its
-    /// index when it has them; the pass writes them there otherwise).
+    /// index when it has them; the pass writes them there otherwise, for a trace of
+    /// at least 5 M events).
     pub summary: bool,
     /// The trace is still being written ([`follow`](crate::follow)): its index is
     /// neither read nor written, since it would be stale a moment later, and (one trace,
@@ -310,6 +316,7 @@ pub fn ingest(
             // A damaged trace is read again (and its damage reported) every time.
             if input.damage.is_empty()
                 && !wanted.growing
+                && md.event_records >= KEEP_SUMMARY_FROM
                 && let Err(why) = index::store_summary(input, &summary, &latency)
             {
                 models.notes.push(format!("no index kept: {why}"));

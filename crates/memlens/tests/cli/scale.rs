@@ -427,7 +427,9 @@ fn summary_json(trace: &Path, cache: &Path) -> Measured {
 fn summary_keeps_its_answer_in_the_index_beside_the_heap_model() {
     let dir = test_dir("scale-summary-index");
     let cache = dir.path().join("cache");
-    let trace = record_server(dir.path(), 20_000);
+    // 2 × 400 000 requests: about 6.4 M events, above the 5 M from which a summary is
+    // kept (below, reading the events again is quicker than an index is worth).
+    let trace = record_server(dir.path(), 400_000);
     let grown = growth(&trace, &cache);
     assert_eq!(grown.code, 0, "growth failed:\n{}", grown.stderr);
     let first = summary_json(&trace, &cache);
@@ -479,4 +481,14 @@ fn summary_keeps_its_answer_in_the_index_beside_the_heap_model() {
         "the summary part was not written back as it was"
     );
     assert!(!cache.exists(), "an index went to the cache directory");
+
+    // A small trace's summary is read again every time: no index file beside it.
+    let small_dir = test_dir("scale-summary-small");
+    let small = record_server(small_dir.path(), 20_000);
+    let read = summary_json(&small, &cache);
+    assert_eq!(read.code, 0, "{}", read.stderr);
+    assert!(
+        !index_of(&small).exists() && !cache.exists(),
+        "the summary of a small trace left an index"
+    );
 }

@@ -61,6 +61,14 @@ impl Wanted {
         }
     }
 
+    /// The summary alone.
+    pub fn summary() -> Wanted {
+        Wanted {
+            summary: true,
+            ..Wanted::default()
+        }
+    }
+
     /// The heap and allocation-map models of a trace still being written.
     pub fn growing() -> Wanted {
         Wanted {

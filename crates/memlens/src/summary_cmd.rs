@@ -56,11 +56,7 @@ pub fn run(args: SummaryArgs) -> Result<i32> {
 /// Prints the summary of `file` (text or JSON) with `top` sites per list;
 /// returns 1 when the trace is damaged, 0 otherwise.
 pub fn print(file: &std::path::Path, json: bool, top: usize) -> Result<i32> {
-    let summary = Wanted {
-        summary: true,
-        ..Wanted::default()
-    };
-    let mut read = read::read(vec![read::open(file)?], summary);
+    let mut read = read::read(vec![read::open(file)?], Wanted::summary());
     let s = read.models.summary.take().unwrap_or_default();
     let latency_rows = read
         .models

@@ -9,7 +9,7 @@
 //! the index's ([`AllocModel::per_record`]), and shares a big model's blocks among
 //! the cores ([`map_in_parts`]).
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use super::color_by::ColorBy;
 use super::parts::{map_in_parts, max_in_parts};
@@ -36,7 +36,16 @@ pub(crate) enum Attributes {
 
 /// Each colouring attribute of every block, computed on first use: the renderer's cache
 /// in [`AllocModel`]'s `attributes` slot.
-type AttributeCache = [OnceLock<Attributes>; ColorBy::COUNT];
+#[derive(Default)]
+struct AttributeCache {
+    /// Per colouring.
+    slots: [OnceLock<Attributes>; ColorBy::COUNT],
+    /// Category ids a pass for one attribute read for another (the thread and the site
+    /// come from one pass), until that one is asked for. Kept aside, not set into the
+    /// other's slot: that would wait for another thread computing it, which may be
+    /// waiting for this one's (a deadlock).
+    spare: Mutex<Vec<(ColorBy, Vec<u32>)>>,
+}
 
 /// The message for colouring by latency a trace without latencies.
 pub const NO_LATENCY: &str = "this trace has no latency: record with `memlens record --latency`";
@@ -66,17 +75,23 @@ impl AllocModel {
             return Err(AllocError::BadOption(NO_LATENCY.to_string()));
         }
         let cache = self.attributes.get_or_init(AttributeCache::default);
-        Ok(cache[by as usize].get_or_init(|| self.compute_attributes(cache, by)))
+        Ok(cache.slots[by as usize].get_or_init(|| self.compute_attributes(cache, by)))
     }
 
     /// The attribute `by`, and, when the pass that gives it gives another one too, that
-    /// one into its slot of `cache`: the thread and the site of a block are read
-    /// together (reading a block's record costs the same for one field or two).
+    /// one's ids aside in `cache` (unless it is there already): the thread and the site
+    /// of a block are read together (reading a block's record costs the same for one
+    /// field or two).
     fn compute_attributes(&self, cache: &AttributeCache, by: ColorBy) -> Attributes {
         let recs = self.index.records();
         let n = recs.len();
         match by {
             ColorBy::Thread | ColorBy::Site => {
+                let mut spare = cache.spare.lock().unwrap_or_else(PoisonError::into_inner);
+                if let Some(at) = spare.iter().position(|(kept, _)| *kept == by) {
+                    return categorical(spare.swap_remove(at).1);
+                }
+                drop(spare);
                 let pairs = self.per_record(|b| (b.thread.0, b.site.0));
                 let threads = map_in_parts(n, |i| pairs[i].0);
                 let sites = map_in_parts(n, |i| pairs[i].1);
@@ -85,8 +100,11 @@ impl AllocModel {
                     ColorBy::Thread => (threads, sites, ColorBy::Site),
                     _ => (sites, threads, ColorBy::Thread),
                 };
-                // (Already there when asked for at the same time: then it is dropped.)
-                let _ = cache[other_by as usize].set(categorical(other));
+                // (Being computed at the same time, or there already: then it is dropped.)
+                if cache.slots[other_by as usize].get().is_none() {
+                    let mut spare = cache.spare.lock().unwrap_or_else(PoisonError::into_inner);
+                    spare.push((other_by, other));
+                }
                 categorical(mine)
             }
             // A block's process is its thread's: from the threads, a small table.
@@ -226,6 +244,49 @@ mod tests {
         reversed.reverse();
         for order in [ColorBy::ALL, reversed] {
             attributes_asked_in(order);
+        }
+    }
+
+    /// The thread and the site asked for at once on two threads, each computing the
+    /// pass that gives both: neither waits for the other (it deadlocked once), and both
+    /// are right.
+    #[test]
+    fn the_thread_and_the_site_asked_for_at_once_both_answer() {
+        for round in 0..8 {
+            let m = std::sync::Arc::new(model(50_000));
+            let start = std::sync::Arc::new(std::sync::Barrier::new(2));
+            let (done, answers) = std::sync::mpsc::channel();
+            for by in [ColorBy::Thread, ColorBy::Site] {
+                let (m, start, done) = (m.clone(), start.clone(), done.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    let ids = match m.attributes(by) {
+                        Ok(Attributes::Categorical { ids, .. }) => ids.clone(),
+                        _ => Vec::new(),
+                    };
+                    let _ = done.send((by, ids));
+                });
+            }
+            for _ in 0..2 {
+                let (by, ids) = answers
+                    .recv_timeout(std::time::Duration::from_secs(20))
+                    .unwrap_or_else(|_| panic!("round {round}: an attribute never came"));
+                let recs = m.index.records();
+                let want: Vec<u32> = recs
+                    .iter()
+                    .map(|r| match by {
+                        ColorBy::Thread => m.blocks[r.id as usize].thread.0,
+                        _ => m.blocks[r.id as usize].site.0,
+                    })
+                    .collect();
+                assert_eq!(ids, want, "round {round}, {by:?}");
+            }
+            // The other one, computed or kept aside, is right too.
+            let thread = match m.attributes(ColorBy::Thread) {
+                Ok(Attributes::Categorical { ids, .. }) => ids.len(),
+                _ => 0,
+            };
+            assert_eq!(thread, m.index.records().len());
         }
     }
 

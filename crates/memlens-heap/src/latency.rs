@@ -126,9 +126,7 @@ impl LatencyHistogram {
         }
         self.max
     }
-}
 
-impl LatencyHistogram {
     /// Appends the histogram to `w` (see `summary_codec.rs`).
     pub(crate) fn encode(&self, w: &mut Writer) {
         w.column(&self.counts, |_, c| c);

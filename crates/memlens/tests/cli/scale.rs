@@ -151,13 +151,15 @@ fn record_server(dir: &Path, requests: u64) -> PathBuf {
 /// Runs `memlens growth TRACE`, measured, with the index cache directory (used only
 /// when the trace's directory is not writable) moved to `cache`.
 fn growth(trace: &Path, cache: &Path) -> Measured {
+    measured(&["growth"], trace, cache)
+}
+
+/// Runs `memlens ARGS… TRACE` as [`growth`] runs `growth`.
+fn measured(args: &[&str], trace: &Path, cache: &Path) -> Measured {
     let mut cmd = memlens();
-    cmd.arg("growth").arg(trace).env("XDG_CACHE_HOME", cache);
-    run_measured(
-        &mut cmd,
-        GROWTH_TIME_LIMIT,
-        &format!("memlens growth {}", trace.display()),
-    )
+    cmd.args(args).arg(trace).env("XDG_CACHE_HOME", cache);
+    let what = format!("memlens {} {}", args.join(" "), trace.display());
+    run_measured(&mut cmd, GROWTH_TIME_LIMIT, &what)
 }
 
 /// Asserts that `done` succeeded and ranked the server's session leak first.
@@ -410,17 +412,9 @@ fn a_damaged_truncated_or_foreign_index_is_rebuilt_with_one_note() {
     );
 }
 
-/// `memlens summary`, as [`growth`] runs `growth`.
+/// `memlens summary --json`, as [`growth`] runs `growth`.
 fn summary_json(trace: &Path, cache: &Path) -> Measured {
-    let mut cmd = memlens();
-    cmd.args(["summary", "--json"])
-        .arg(trace)
-        .env("XDG_CACHE_HOME", cache);
-    run_measured(
-        &mut cmd,
-        GROWTH_TIME_LIMIT,
-        &format!("memlens summary {}", trace.display()),
-    )
+    measured(&["summary", "--json"], trace, cache)
 }
 
 #[test]

@@ -190,7 +190,7 @@ pub fn render_from_overview(
     view: &View,
     options: &RenderOptions,
 ) -> Result<Option<RgbaImage>, AllocError> {
-    checked(model, view, options)?;
+    let attrs = checked(model, view, options)?;
     let Some(x) = time_tile(model, view) else {
         return Ok(None);
     };
@@ -209,7 +209,7 @@ pub fn render_from_overview(
     let draw = |rows: std::ops::Range<usize>| {
         let addr = addresses_of_rows(view.addr, view.height, rows.clone());
         let mut r = super::rasterizer_of_rows(view, options, rows);
-        match (model.attributes(options.color_by)?, &sums.loose) {
+        match (attrs, &sums.loose) {
             (Attributes::Categorical { palette, .. }, LooseAttributes::Categorical(ids)) => {
                 feed_loose(geo, &mut r, view, addr, all, keep, |k| {
                     &palette[ids[k] as usize]

@@ -10,7 +10,9 @@ heap lens and the allocation map's tiles, timed over HTTP as the viewer's page a
 - a new colouring: the first tile of levels 0 and 2 coloured by waste right after the
   tiles above (the viewer may still be preparing colourings ahead in the background),
   then, 5 s later (a user looking at the map first), coloured by site, size and age;
-  each followed by a second tile of that colouring (beside it, or of the next level).
+  each followed by a second tile of that colouring (beside it, or of the next level);
+- the whole-run strip of a map that holds a window of the run (`api/alloc/whole_run`),
+  drawn, then again (cached).
 
 Usage: view_steps.py URL OUT — URL the viewer's (ending in `/`); writes a summary line
 per measure to OUT and prints them. The allocation map must have answered already
@@ -90,6 +92,11 @@ if alloc is not None:
     lines.append(summary("tile, first of a new colouring 5 s later", first))
     lines.append(summary("tile, next of that colouring", right_away_next + second))
     worst_tile = max(tiles + right_away + right_away_next + first + second)
+    if alloc.get("whole_run"):
+        # The whole-run strip of a window: its picture as the page asks for it, drawn
+        # then cached.
+        strip = [get("api/alloc/whole_run?w=1024&h=128")[0] for _ in range(2)]
+        lines.append(f"whole-run strip: {strip[0] * 1000:.1f} ms, again {strip[1] * 1000:.1f} ms")
 else:
     worst_tile = None
 with open(out, "w") as f:

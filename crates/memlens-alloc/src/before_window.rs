@@ -26,17 +26,23 @@ impl BeforeWindow {
         }
     }
 
-    /// Begins `block` of `process`; true when a block was still live at its address
-    /// (the builder's repair: the older one ends there, here it is simply dropped).
-    pub(crate) fn begin(&mut self, process: ProcessId, block: Block, latency: Latency) -> bool {
+    /// Begins `block` of `process`; returns the block that was still live at its
+    /// address, if any (the builder's repair: the older one ends there, here it is
+    /// dropped).
+    pub(crate) fn begin(
+        &mut self,
+        process: ProcessId,
+        block: Block,
+        latency: Latency,
+    ) -> Option<Block> {
         self.live
             .insert((process, block.addr), (block, latency))
-            .is_some()
+            .map(|(old, _)| old)
     }
 
-    /// Ends the live block at `addr`; false when none was live there.
-    pub(crate) fn end(&mut self, process: ProcessId, addr: u64) -> bool {
-        self.live.remove(&(process, addr)).is_some()
+    /// Ends the live block at `addr`, returning it; `None` when none was live there.
+    pub(crate) fn end(&mut self, process: ProcessId, addr: u64) -> Option<Block> {
+        self.live.remove(&(process, addr)).map(|(block, _)| block)
     }
 
     /// The blocks live as the window starts, in allocation order (by time, then

@@ -26,6 +26,7 @@ use crate::ids::{ProcessId, SiteId, ThreadId};
 use crate::mapped::LiveRanges;
 use crate::model::{AllocModel, Diagnostics, SiteInfo};
 use crate::process::{ProcessInfo, ThreadInfo};
+use crate::whole_run::WholeRunBuilder;
 
 /// An allocation (`malloc`, `calloc`, aligned allocations, `realloc(NULL, n)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,6 +133,10 @@ pub struct AllocModelBuilder {
     /// not walk every block to learn them.
     latest: u64,
     out_of_order: bool,
+    /// The whole run's occupancy, when tracked
+    /// ([`AllocModelBuilder::track_whole_run`]): the blocks that die before the
+    /// window are added as they die, the model's at the end.
+    whole_run: Option<WholeRunBuilder>,
 }
 
 impl AllocModelBuilder {
@@ -160,6 +165,14 @@ impl AllocModelBuilder {
     pub fn start_at(&mut self, t: u64) {
         self.before = Some(BeforeWindow::new(t));
         self.window_start = Some(t);
+    }
+
+    /// Also adds up the whole run's occupancy, over `[start, end]` (ns on the model's
+    /// timeline), for a model of a window whose reading sees the whole run (it reads
+    /// to the run's end): the finished model carries it ([`AllocModel::whole_run`]).
+    /// Costs a lookup per block and at most 32 MiB.
+    pub fn track_whole_run(&mut self, start: u64, end: u64) {
+        self.whole_run = Some(WholeRunBuilder::new(start, end));
     }
 
     /// Moves the start of the model's window to the allocation time of the block that
@@ -298,7 +311,15 @@ impl AllocModelBuilder {
         latency: Option<u32>,
     ) {
         let found = match self.before.as_mut() {
-            Some(before) => before.end(process, addr),
+            Some(before) => match before.end(process, addr) {
+                Some(block) => {
+                    if let Some(whole) = self.whole_run.as_mut() {
+                        whole.add_block(process, &block, t);
+                    }
+                    true
+                }
+                None => false,
+            },
             None => match self.live.remove(&(process, addr)) {
                 Some(index) => {
                     self.end_block(index, t, site, latency);
@@ -350,8 +371,11 @@ impl AllocModelBuilder {
                 alloc_ns: latency_ns,
                 free_ns: None,
             };
-            if before.begin(process, block, latency) {
+            if let Some(old) = before.begin(process, block, latency) {
                 self.diagnostics.reused_live_addresses += 1;
+                if let Some(whole) = self.whole_run.as_mut() {
+                    whole.add_block(process, &old, block.t_alloc);
+                }
             }
             return;
         }
@@ -523,6 +547,13 @@ impl AllocModelBuilder {
                 b.t_free = end;
             }
         }
+        let whole_run = self.whole_run.take().map(|mut whole| {
+            for b in &self.blocks {
+                let process = self.threads[b.thread.index()].process;
+                whole.add_block(process, b, b.t_free);
+            }
+            std::sync::Arc::new(whole.finish())
+        });
         let latency = (!self.latency.is_empty()).then(|| {
             let mut l = self.latency;
             l.resize(self.blocks.len(), Latency::default());
@@ -542,6 +573,7 @@ impl AllocModelBuilder {
             model.time_origin = 0;
             model.window = true;
         }
+        model.whole_run = whole_run;
         model
     }
 }

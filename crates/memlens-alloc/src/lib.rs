@@ -45,6 +45,12 @@
 //! paper's Figure 5 bar (cushioned no-activity zones, antialiased activity) and
 //! [`render_stacked_bars`] its Figure 6 (all bins' bars stacked).
 //!
+//! **Whole run.** A run too large for the map's memory is drawn as a window of it;
+//! [`AllocModelBuilder::track_whole_run`] also adds up, while the events stream past,
+//! the whole run's occupancy on a coarse grid of time × address rows
+//! ([`WholeRunMap`], [`whole_run`]), which the model then carries
+//! ([`AllocModel::whole_run`]) for the viewer's whole-run strip.
+//!
 //! [`finish`]: AllocModelBuilder::finish
 
 #![deny(missing_docs)]
@@ -77,6 +83,7 @@ pub mod regions;
 pub mod size_class;
 pub mod text;
 pub mod time_range;
+pub mod whole_run;
 
 pub use axis::{AddressAxis, AxisSegment};
 pub use bars::{BarOptions, BarStyle, render_occupancy_bar, render_stacked_bars};
@@ -105,3 +112,4 @@ pub use raster::{
 pub use size_class::{SizeClass, SizeFilter, glibc_size_classes};
 pub use text::{render_bins, render_metrics, render_replay};
 pub use time_range::TimeRange;
+pub use whole_run::{WholeRunBuilder, WholeRunMap};

@@ -90,6 +90,9 @@ pub struct AllocModel {
     pub(crate) time_origin: u64,
     /// Whether it holds a window of a run (see [`AllocModel::is_window`]).
     pub(crate) window: bool,
+    /// The whole run at a glance, for the model of a window (see
+    /// [`AllocModel::whole_run`]); not part of [`AllocModel::encode`].
+    pub(crate) whole_run: Option<std::sync::Arc<crate::WholeRunMap>>,
 }
 
 impl std::fmt::Debug for AllocModel {
@@ -174,6 +177,7 @@ impl AllocModel {
             overview: Derived::default(),
             time_origin: run.0,
             window: false,
+            whole_run: None,
         }
     }
 
@@ -245,6 +249,17 @@ impl AllocModel {
     /// The process of a thread.
     pub fn process_of(&self, thread: ThreadId) -> ProcessId {
         self.threads[thread.index()].process
+    }
+
+    /// Gives the model of a window the whole run's occupancy at a glance.
+    pub fn set_whole_run(&mut self, map: std::sync::Arc<crate::WholeRunMap>) {
+        self.whole_run = Some(map);
+    }
+
+    /// The whole run's occupancy at a glance, when the model holds a window of a run
+    /// and the pass that read it saw the whole run (or it was kept from such a pass).
+    pub fn whole_run(&self) -> Option<&std::sync::Arc<crate::WholeRunMap>> {
+        self.whole_run.as_ref()
     }
 
     /// Adds a sentence for the user to the model's diagnostics (every view of the

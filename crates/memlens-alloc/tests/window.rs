@@ -3,7 +3,9 @@
 //! reallocations, reused addresses, frees of unknown addresses, two threads), its
 //! blocks are exactly the whole run's blocks that overlap the window, with the same
 //! allocation times, addresses, sizes, threads and sites, ending where they ended or
-//! at the window's end; and the model's run is the window.
+//! at the window's end; and the model's run is the window. The whole run at a glance
+//! that a window reaching the run's end carries (`track_whole_run`) is that of every
+//! block of the run.
 
 use memlens_alloc::*;
 use proptest::prelude::*;
@@ -126,5 +128,53 @@ proptest! {
         want.sort_unstable();
         got.sort_unstable();
         prop_assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_window_to_the_end_carries_the_whole_run_of_every_block(
+        steps in prop::collection::vec((0u64..4, 0u8..3, 0u8..32, 0u16..3000, any::<bool>()), 1..400),
+        from_frac in 0.0f64..1.0,
+    ) {
+        let mut t = 0;
+        let events: Vec<Ev> = steps
+            .into_iter()
+            .map(|(dt, kind, slot, size, second)| {
+                t += dt;
+                (t, kind, slot, size, second)
+            })
+            .collect();
+        let end = t + 1;
+        let from = (from_frac * t as f64) as u64;
+
+        let (mut whole, threads) = builder();
+        feed(&mut whole, threads, &events, u64::MAX);
+        let whole = whole.finish(end);
+        prop_assert!(whole.whole_run().is_none(), "only when asked for");
+        let mut direct = WholeRunBuilder::new(0, end);
+        for b in whole.blocks() {
+            direct.add(ProcessId(0), b.addr, b.requested, b.t_alloc, b.t_free);
+        }
+        let direct = direct.finish();
+
+        let (mut window, threads) = builder();
+        window.start_at(from);
+        window.track_whole_run(0, end);
+        feed(&mut window, threads, &events, u64::MAX);
+        let window = window.finish(end);
+        let Some(carried) = window.whole_run() else {
+            return Err(TestCaseError::fail("the window carries no whole-run map"));
+        };
+        prop_assert_eq!((&carried.rows, carried.row_bytes), (&direct.rows, direct.row_bytes));
+        for row in 0..direct.rows.len() {
+            for column in 0..whole_run::COLUMNS {
+                let (a, b) = (carried.occupancy(row, column), direct.occupancy(row, column));
+                // Added in another order: at most one 16-bit step apart.
+                let same = match (a, b) {
+                    (Some(a), Some(b)) => (a - b).abs() <= 1.5 / 65535.0,
+                    (a, b) => a == b,
+                };
+                prop_assert!(same, "row {}, column {}: {:?} against {:?}", row, column, a, b);
+            }
+        }
     }
 }

@@ -70,6 +70,11 @@ impl Spread {
         Spread::from_chunks(chunks.collect())
     }
 
+    /// The run's first instant: the earliest chunk's first time (0 without chunks).
+    pub(crate) fn first(&self) -> u64 {
+        self.chunks.iter().map(|c| c.0).min().unwrap_or(0)
+    }
+
     /// The spread of chunks `(first, last, records)`.
     pub(crate) fn from_chunks(chunks: Vec<(u64, u64, u64)>) -> Spread {
         let records = chunks.iter().map(|c| c.2).sum();

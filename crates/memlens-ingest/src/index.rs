@@ -9,7 +9,10 @@
 //! reopening the map reads no event either; and once `memlens summary` has read the
 //! events (of a trace large enough: see `pass.rs`), its summary with the allocator
 //! latencies (`memlens-heap`'s `encode_summary`: a few bytes per stack), so that the
-//! next one reads none. Each part is written by the command that built it, keeping
+//! next one reads none; and with the window of a run too large for the map's memory
+//! that reaches the run's end, the whole run at a glance (`memlens-alloc`'s
+//! `WholeRunMap::encode`: at most 1024 × 1024 cells), which every window of the map
+//! then carries. Each part is written by the command that built it, keeping
 //! the others. It lives beside the trace as `<trace>.mlidx`, or, when that directory
 //! is not writable, under `$XDG_CACHE_HOME/memlens/` (`~/.cache/memlens/`) named by
 //! the trace's key. It is never required: a missing index is built, a stale, damaged
@@ -26,14 +29,15 @@
 //! 68  header_crc     4  CRC-32 of bytes 0..68
 //! 72  payload           zstd of the encoded heap model (empty: none yet)
 //!     parts             none or more, one after the other after the payload, each:
-//!  0  tag            4  "AMAP" (an allocation-map model) or "SUMM" (a summary)
+//!  0  tag            4  "AMAP" (an allocation-map model), "SUMM" (a summary) or
+//!                       "WRUN" (the whole run at a glance)
 //!  4  window        16  an allocation map's window (from, to), or u64::MAX twice: the
-//!                       whole run; zeros for a summary
+//!                       whole run; zeros for the other parts
 //! 20  raw_len        8  payload bytes after decompression
 //! 28  stored_len     8  payload bytes on disk
 //! 36  payload_crc    4  CRC-32 of the stored payload
 //! 40  header_crc     4  CRC-32 of bytes 0..40 of this part
-//! 44  payload           zstd of the encoded allocation-map model or summary
+//! 44  payload           zstd of the encoded allocation-map model, summary or map
 //! ```
 //!
 //! The key identifies the trace by its content, never by its name: the file's length
@@ -47,7 +51,7 @@ use std::hash::Hasher;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use memlens_alloc::{ALLOC_CODEC_VERSION, AllocModel};
+use memlens_alloc::{ALLOC_CODEC_VERSION, AllocModel, WholeRunMap};
 use memlens_heap::latency::LatencyTable;
 use memlens_heap::summary::Summary;
 use memlens_heap::{
@@ -60,9 +64,9 @@ use crate::input::TraceInput;
 /// the layout changes or when symbolizing names frames differently (2: unnamed
 /// frames are labelled `0x… (in module+0x…)`, and the trace's `--wrapper` patterns
 /// apply; 3: inlined frames of Rust's standard library are told by their source
-/// file; 4: the allocation-map part; 5: the summary part), so an index built by an
-/// older memlens is rebuilt, never trusted.
-const INDEX_VERSION: u32 = 5;
+/// file; 4: the allocation-map part; 5: the summary part; 6: the whole-run part), so
+/// an index built by an older memlens is rebuilt, never trusted.
+const INDEX_VERSION: u32 = 6;
 const MAGIC: &[u8; 8] = b"MLIDX\r\n\x1a";
 const HEADER_LEN: usize = 72;
 /// The index file's extension, appended to the trace's name.
@@ -213,6 +217,12 @@ pub(crate) fn load_summary(input: &TraceInput) -> Lookup<(Summary, LatencyTable)
     load_part(input, Kept::Summary, decode_summary)
 }
 
+/// Looks for the whole run at a glance of `input` (kept with the window of its
+/// allocation map that reaches the run's end).
+pub(crate) fn load_whole_run(input: &TraceInput) -> Lookup<WholeRunMap> {
+    load_part(input, Kept::WholeRun, WholeRunMap::decode)
+}
+
 /// A part after the heap model's.
 #[derive(Clone, Copy)]
 enum Kept {
@@ -220,6 +230,8 @@ enum Kept {
     Alloc(Window),
     /// The summary.
     Summary,
+    /// The whole run at a glance.
+    WholeRun,
 }
 
 /// Looks for the part `kept` in the index of `input`, read by `decode`.
@@ -242,6 +254,7 @@ fn load_part<T, E: std::fmt::Display>(
             (held.map(|&(_, part)| part), "its allocation map")
         }
         Kept::Summary => (parts.summary, "its summary"),
+        Kept::WholeRun => (parts.whole_run, "its whole-run map"),
     };
     let found = match (part, parts.damage) {
         (Some(part), _) => part.decode(decode),
@@ -305,18 +318,21 @@ impl Part<'_> {
 type Window = Option<(u64, u64)>;
 
 /// The parts of an index file: the heap model's, if any, the allocation maps' (each
-/// with the window it holds), oldest first, and the summary's, if any, up to the first
-/// damaged part, if any (`damage` then says what is wrong with it).
+/// with the window it holds), oldest first, the summary's and the whole run's, if
+/// any, up to the first damaged part, if any (`damage` then says what is wrong with
+/// it).
 struct Parts<'a> {
     heap: Option<Part<'a>>,
     alloc: Vec<(Window, Part<'a>)>,
     summary: Option<Part<'a>>,
+    whole_run: Option<Part<'a>>,
     damage: Option<String>,
 }
 
 /// The tags of the parts after the heap model's, and their header length.
 const ALLOC_TAG: &[u8; 4] = b"AMAP";
 const SUMMARY_TAG: &[u8; 4] = b"SUMM";
+const WHOLE_RUN_TAG: &[u8; 4] = b"WRUN";
 const PART_HEADER_LEN: usize = 44;
 /// The window of an allocation map holding the whole run.
 const WHOLE_RUN: (u64, u64) = (u64::MAX, u64::MAX);
@@ -355,6 +371,7 @@ fn split(bytes: &[u8], key: IndexKey) -> Result<Parts<'_>, Problem> {
         heap,
         alloc: Vec::new(),
         summary: None,
+        whole_run: None,
         damage: None,
     };
     let mut tail = &rest[stored.len()..];
@@ -364,7 +381,8 @@ fn split(bytes: &[u8], key: IndexKey) -> Result<Parts<'_>, Problem> {
                 tail = &tail[PART_HEADER_LEN + part.stored.len()..];
                 match tag {
                     ALLOC_TAG => parts.alloc.push((window, part)),
-                    _ => parts.summary = Some(part),
+                    SUMMARY_TAG => parts.summary = Some(part),
+                    _ => parts.whole_run = Some(part),
                 }
             }
             Err(why) => {
@@ -377,11 +395,12 @@ fn split(bytes: &[u8], key: IndexKey) -> Result<Parts<'_>, Problem> {
 }
 
 /// The part after the heap model's at the start of `tail`, checked: its tag (one of
-/// [`ALLOC_TAG`] and [`SUMMARY_TAG`]), its window and its payload.
+/// [`ALLOC_TAG`], [`SUMMARY_TAG`] and [`WHOLE_RUN_TAG`]), its window and its payload.
 fn tail_part(tail: &[u8]) -> Result<(&[u8; 4], Window, Part<'_>), &'static str> {
     let tag = match tail.get(0..4) {
         Some(tag) if tag == ALLOC_TAG => ALLOC_TAG,
         Some(tag) if tag == SUMMARY_TAG => SUMMARY_TAG,
+        Some(tag) if tag == WHOLE_RUN_TAG => WHOLE_RUN_TAG,
         _ => return Err("not a part this memlens knows"),
     };
     if tail.len() < PART_HEADER_LEN {
@@ -427,7 +446,8 @@ fn join(key: IndexKey, parts: &Parts<'_>) -> Vec<u8> {
         (ALLOC_TAG, window, part)
     });
     let summary = parts.summary.map(|part| (SUMMARY_TAG, (0, 0), part));
-    for (tag, (from, to), part) in alloc.chain(summary) {
+    let whole_run = parts.whole_run.map(|part| (WHOLE_RUN_TAG, (0, 0), part));
+    for (tag, (from, to), part) in alloc.chain(summary).chain(whole_run) {
         let at = bytes.len();
         bytes.extend_from_slice(tag);
         bytes.extend_from_slice(&from.to_le_bytes());
@@ -495,11 +515,23 @@ pub(crate) fn store_summary(
     update(input, New::Summary(summary))
 }
 
+/// Writes the whole run at a glance of `input` into its index (keeping the index's
+/// other parts, if valid), as [`store`] does.
+pub(crate) fn store_whole_run(input: &TraceInput, map: &WholeRunMap) -> Result<PathBuf, String> {
+    let (raw_len, stored) = Part::compress(&map.encode())?;
+    let part = Part {
+        raw_len,
+        stored: &stored,
+    };
+    update(input, New::WholeRun(part))
+}
+
 /// The part an index gets.
 enum New<'a> {
     Heap(Part<'a>),
     Alloc(Option<(u64, u64)>, Part<'a>),
     Summary(Part<'a>),
+    WholeRun(Part<'a>),
 }
 
 /// Writes the index of `input` with the `new` part and the other parts of its current
@@ -510,11 +542,14 @@ fn update(input: &TraceInput, new: New<'_>) -> Result<PathBuf, String> {
     let kept = current
         .as_ref()
         .and_then(|(_, bytes)| split(bytes, key).ok());
-    let (mut heap, mut alloc, mut summary) =
-        kept.map_or((None, Vec::new(), None), |k| (k.heap, k.alloc, k.summary));
+    let (mut heap, mut alloc, mut summary, mut whole_run) = kept
+        .map_or((None, Vec::new(), None, None), |k| {
+            (k.heap, k.alloc, k.summary, k.whole_run)
+        });
     match new {
         New::Heap(part) => heap = Some(part),
         New::Summary(part) => summary = Some(part),
+        New::WholeRun(part) => whole_run = Some(part),
         New::Alloc(window, part) => {
             alloc.retain(|(held, _)| *held != window);
             alloc.push((window, part));
@@ -531,6 +566,7 @@ fn update(input: &TraceInput, new: New<'_>) -> Result<PathBuf, String> {
         heap,
         alloc,
         summary,
+        whole_run,
         damage: None,
     };
     let bytes = join(key, &parts);

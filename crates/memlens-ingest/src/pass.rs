@@ -5,7 +5,9 @@
 //! with the events by time, and to one figure of the summary ([`MappedPeak`]); the
 //! heap model leaves them out.
 
-use memlens_alloc::{AllocModel, AllocModelBuilder, MappedBytes};
+use std::sync::Arc;
+
+use memlens_alloc::{AllocModel, AllocModelBuilder, MappedBytes, WholeRunMap};
 use memlens_heap::latency::LatencyTable;
 use memlens_heap::summary::{Summary, SummaryBuilder};
 use memlens_heap::{HeapModel, Sampling, format_bytes, format_duration};
@@ -210,13 +212,21 @@ pub fn ingest(
         .iter()
         .map(|i| alloc_plan::blocks_of(&i.metadata))
         .sum();
+    let run_end = alloc_plan::timeline_end(inputs);
+    let mut run_start = 0;
     let plan = wanted.alloc.then(|| {
-        let run_end = alloc_plan::timeline_end(inputs);
         let (budget, why) = alloc_plan::memory_budget();
         models.notes.extend(why);
         let spread = alloc_plan::Spread::of(inputs);
+        run_start = spread.first().min(run_end);
         alloc_plan::plan(blocks, run_end, &spread, wanted.alloc_window, budget)
     });
+    // A window reaching the run's end is read from its start to its end: that pass
+    // also adds up the whole run at a glance, which every window then carries.
+    let to_the_end = plan
+        .as_ref()
+        .and_then(|p| p.window)
+        .is_some_and(|w| w.1 >= run_end);
     let alloc_until = plan
         .as_ref()
         .and_then(|p| p.window)
@@ -228,10 +238,26 @@ pub fn ingest(
         |window: Option<(u64, u64)>| window.filter(|_| inputs.len() == 1 && !wanted.growing);
     let plan = match plan.as_ref().and_then(|p| indexed(p.window)) {
         Some(window) => match index::load_alloc(&inputs[0], Some(window)) {
-            Lookup::Found(model) => {
-                models.alloc = Some(with_note(*model, window_note.clone()));
-                None
-            }
+            Lookup::Found(model) => match index::load_whole_run(&inputs[0]) {
+                Lookup::Found(map) => {
+                    let model = with_whole_run(*model, Some(Arc::new(*map)));
+                    models.alloc = Some(with_note(model, window_note.clone()));
+                    None
+                }
+                // The window to the run's end is read again, which rebuilds the
+                // whole-run map; another is shown without it.
+                lookup => {
+                    if let Lookup::Rejected(why) = lookup {
+                        models.notes.push(why);
+                    }
+                    if to_the_end {
+                        plan
+                    } else {
+                        models.alloc = Some(with_note(*model, window_note.clone()));
+                        None
+                    }
+                }
+            },
             Lookup::Missing => plan,
             Lookup::Rejected(why) => {
                 models.notes.push(why);
@@ -246,6 +272,9 @@ pub fn ingest(
         builder.reserve(plan.blocks as usize);
         if let Some((from, _)) = plan.window {
             builder.start_at(from);
+            if to_the_end {
+                builder.track_whole_run(run_start, run_end);
+            }
         }
         builder
     });
@@ -343,13 +372,41 @@ pub fn ingest(
         // A damaged trace is read again (and its damage reported) every time.
         if let (Some(window), [input]) = (kept_window, &inputs[..])
             && input.damage.is_empty()
-            && let Err(why) = index::store_alloc(input, Some(window), &model)
         {
-            models.notes.push(format!("no index kept: {why}"));
+            let stored = match model.whole_run() {
+                Some(map) => index::store_whole_run(input, map).map(Some),
+                None => Ok(None),
+            };
+            if let Err(why) = stored.and_then(|_| index::store_alloc(input, Some(window), &model)) {
+                models.notes.push(format!("no index kept: {why}"));
+            }
         }
-        models.alloc = Some(with_note(model, window_note));
+        // A window short of the run's end carries the whole-run map a read to the end
+        // kept in the index, if any.
+        let whole_run = match (kept_window, &inputs[..]) {
+            (Some(_), [input]) if model.whole_run().is_none() => {
+                match index::load_whole_run(input) {
+                    Lookup::Found(map) => Some(Arc::new(*map)),
+                    Lookup::Missing => None,
+                    Lookup::Rejected(why) => {
+                        models.notes.push(why);
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
+        models.alloc = Some(with_note(with_whole_run(model, whole_run), window_note));
     }
     models
+}
+
+/// The allocation map of a window carrying the whole run at a glance, when there is one.
+fn with_whole_run(mut model: AllocModel, whole_run: Option<Arc<WholeRunMap>>) -> AllocModel {
+    if let Some(map) = whole_run {
+        model.set_whole_run(map);
+    }
+    model
 }
 
 /// The allocation map saying which window it holds (`note`): every view of it shows

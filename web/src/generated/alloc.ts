@@ -281,6 +281,11 @@ export type MetaWire = {
    * bins by size class, beside the bins by address region); empty for a pool model.
    */
   size_classes: Array<SizeClassWire>,
+  /**
+   * For the map of a window of a run: the whole run at a glance
+   * (`api/alloc/whole_run`), when the pass that read it saw the whole run.
+   */
+  whole_run: WholeRunWire | null,
 };
 
 /**
@@ -564,4 +569,56 @@ export type ThreadWire = {
    * Blocks it allocated.
    */
   blocks: number,
+};
+
+/**
+ * Rows of adjacent addresses in the whole-run picture.
+ */
+export type WholeRunExtentWire = {
+  /**
+   * The process (index into `processes`).
+   */
+  process: number,
+  /**
+   * Its first row (0 = bottom).
+   */
+  first_row: number,
+  /**
+   * How many rows.
+   */
+  rows: number,
+  /**
+   * Its first address, hex.
+   */
+  start: string,
+  /**
+   * The address after its last byte, hex.
+   */
+  end: string,
+};
+
+/**
+ * The whole run's occupancy at a glance (`api/alloc/whole_run?w=&h=` draws it: time →
+ * x over the whole run, address rows → y, the highest addresses on top; each pixel the
+ * mean occupancy of its cells, blue (empty) → red (full), transparent where no block
+ * ever was).
+ */
+export type WholeRunWire = {
+  /**
+   * The whole run, on the model's timeline (the window lies within it).
+   */
+  run: RangeWire,
+  /**
+   * Address rows, bottom (lowest address) first.
+   */
+  rows: number,
+  /**
+   * The bytes of address space per row.
+   */
+  row_bytes: number,
+  /**
+   * Runs of rows of adjacent addresses, bottom first: where the picture's address
+   * axis jumps.
+   */
+  extents: Array<WholeRunExtentWire>,
 };

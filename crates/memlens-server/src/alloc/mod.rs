@@ -21,6 +21,7 @@
 //! | `bar?bin&t0&t1&w&h&style&profile&alpha` | the occupancy bar of a bin or of all (PNG, the paper's Figure 5) |
 //! | `bars?bins&t0&t1&w&bar_h&gap&style&profile&alpha` | every bin's bar stacked (PNG, Figure 6) |
 //! | `metrics?bin&samples&t0&t1` | occupancy, waste, fragmentation, event rate, latency over time (JSON) |
+//! | `whole_run?w&h` | the whole run's occupancy at a glance, for the map of a window of it (PNG, [`memlens_alloc::whole_run`]) |
 //!
 //! A report embeds what the page asks for on opening, for the real run and one pool
 //! replay, with the first levels of grid tiles ([`report`]).
@@ -28,6 +29,7 @@
 pub mod images;
 pub mod query;
 pub mod report;
+mod whole_run;
 pub mod wire;
 
 use std::collections::HashMap;
@@ -390,6 +392,7 @@ impl AllocLens {
                     })
                     .collect()
             },
+            whole_run: whole_run::wire(model),
         }
     }
 
@@ -726,10 +729,14 @@ impl LensApi for AllocLens {
                 self.cache.put(key, Arc::new(text.clone().into_bytes()));
                 Ok(ApiBody::json(text))
             }
+            "whole_run" => {
+                let drawn = self.drawn(q)?;
+                self.cached_png(route, &drawn, q, || whole_run::picture(&drawn.model, q))
+            }
             other => Err(ApiError {
                 status: 404,
                 message: format!(
-                    "the allocation map has no route `{other}`: use meta, tile, block, bar, bars or metrics"
+                    "the allocation map has no route `{other}`: use meta, tile, block, bar, bars, metrics or whole_run"
                 ),
             }),
         }

@@ -59,6 +59,11 @@ const DRAW: [(&str, &str); 3] = [
     ("cushion", "plateau"),
 ];
 
+/// The whole-run strip's picture as the page asks for it (`whole_run_strip.ts`): one
+/// pixel per time column of the engine's grid, scaled by the page.
+const WHOLE_RUN_WIDTH: u32 = memlens_alloc::whole_run::COLUMNS as u32;
+const WHOLE_RUN_HEIGHT: u32 = 128;
+
 /// The page's default occupancy bars (`lens.ts`: antialiased, plateau cushions, α 0.5).
 const BAR: [(&str, &str); 3] = [
     ("alpha", "0.5"),
@@ -158,6 +163,13 @@ fn page_requests(
     page.push_window("metrics", &[], &samples);
     stacked_bars(&mut page, &meta);
     bin_grid(&mut page, &meta);
+    if meta.whole_run.is_some() {
+        let size = [
+            ("w", WHOLE_RUN_WIDTH.to_string()),
+            ("h", WHOLE_RUN_HEIGHT.to_string()),
+        ];
+        page.push("whole_run", &[], &size);
+    }
     page.requests
 }
 

@@ -47,6 +47,43 @@ pub struct MetaWire {
     /// The real run's blocks by glibc's allocation path for their requested size (the
     /// bins by size class, beside the bins by address region); empty for a pool model.
     pub size_classes: Vec<SizeClassWire>,
+    /// For the map of a window of a run: the whole run at a glance
+    /// (`api/alloc/whole_run`), when the pass that read it saw the whole run.
+    pub whole_run: Option<WholeRunWire>,
+}
+
+/// The whole run's occupancy at a glance (`api/alloc/whole_run?w=&h=` draws it: time →
+/// x over the whole run, address rows → y, the highest addresses on top; each pixel the
+/// mean occupancy of its cells, blue (empty) → red (full), transparent where no block
+/// ever was).
+#[derive(Serialize, TS)]
+#[ts(export_to = "alloc.ts")]
+pub struct WholeRunWire {
+    /// The whole run, on the model's timeline (the window lies within it).
+    pub run: RangeWire,
+    /// Address rows, bottom (lowest address) first.
+    pub rows: u64,
+    /// The bytes of address space per row.
+    pub row_bytes: u64,
+    /// Runs of rows of adjacent addresses, bottom first: where the picture's address
+    /// axis jumps.
+    pub extents: Vec<WholeRunExtentWire>,
+}
+
+/// Rows of adjacent addresses in the whole-run picture.
+#[derive(Serialize, TS)]
+#[ts(export_to = "alloc.ts")]
+pub struct WholeRunExtentWire {
+    /// The process (index into `processes`).
+    pub process: u32,
+    /// Its first row (0 = bottom).
+    pub first_row: u64,
+    /// How many rows.
+    pub rows: u64,
+    /// Its first address, hex.
+    pub start: String,
+    /// The address after its last byte, hex.
+    pub end: String,
 }
 
 /// One of glibc's allocation paths as a bin by size: the requested sizes that take it

@@ -6,7 +6,8 @@
 //! the kernel's estimate used. (That the window's blocks are exactly the run's blocks
 //! overlapping it is `memlens-alloc`'s `tests/window.rs`.) Such windows (the last
 //! stretch, one asked for) are kept in the trace's index and read back from it without
-//! the events, into the same pictures; a damaged copy is rebuilt with one note.
+//! the events, into the same pictures, with the whole run's map that the read to the
+//! run's end added up; a damaged copy is rebuilt with one note.
 
 use std::path::Path;
 use std::time::Duration;
@@ -246,31 +247,40 @@ fn a_window_is_kept_in_the_index_and_read_back_without_the_events() {
     bytes[at..at + 64].iter_mut().for_each(|b| *b ^= 0x5a);
     std::fs::write(&trace, &bytes).expect("cannot restore the trace");
 
-    // A damaged allocation-map part is rebuilt, with one note, into the same picture.
-    let mut damaged = kept.clone();
-    let middle = part + (kept.len() - part) / 2;
-    damaged[middle..middle + 16]
-        .iter_mut()
-        .for_each(|b| *b ^= 0xa5);
-    std::fs::write(&index, &damaged).expect("cannot write the index");
-    let rebuilt = render(dir.path(), &[], Some("8M"));
-    let notes: Vec<&str> = rebuilt
-        .stderr
-        .lines()
-        .filter(|l| l.contains("rebuilding"))
-        .collect();
-    assert!(
-        notes.len() == 1 && notes[0].contains("is damaged (its allocation map"),
-        "{}",
-        rebuilt.stderr
-    );
-    assert_eq!(
-        std::fs::read(dir.path().join("out.png")).expect("a picture"),
-        picture
-    );
-    assert_eq!(
-        std::fs::read(&index).expect("the index"),
-        kept,
-        "not rewritten whole"
-    );
+    // A damaged allocation-map part, or whole-run part (kept after it: the window
+    // reaches the run's end), is rebuilt, with one note, into the same picture.
+    let whole = kept.windows(4).position(|w| w == b"WRUN");
+    let whole = whole.expect("the window to the run's end keeps the whole run's map");
+    assert!(whole > part, "the parts' order");
+    for ((from, to), what) in [
+        ((part, whole), "its allocation map"),
+        ((whole, kept.len()), "its whole-run map"),
+    ] {
+        let mut damaged = kept.clone();
+        let middle = from + (to - from) / 2;
+        damaged[middle..middle + 16]
+            .iter_mut()
+            .for_each(|b| *b ^= 0xa5);
+        std::fs::write(&index, &damaged).expect("cannot write the index");
+        let rebuilt = render(dir.path(), &[], Some("8M"));
+        let notes: Vec<&str> = rebuilt
+            .stderr
+            .lines()
+            .filter(|l| l.contains("rebuilding"))
+            .collect();
+        assert!(
+            notes.len() == 1 && notes[0].contains(&format!("is damaged ({what}")),
+            "{}",
+            rebuilt.stderr
+        );
+        assert_eq!(
+            std::fs::read(dir.path().join("out.png")).expect("a picture"),
+            picture
+        );
+        assert_eq!(
+            std::fs::read(&index).expect("the index"),
+            kept,
+            "not rewritten whole"
+        );
+    }
 }

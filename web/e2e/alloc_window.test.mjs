@@ -4,8 +4,11 @@
 // leaving the map out, and says so in one sentence above the map; the server's model
 // holds fewer blocks than the run, and its times count from the run's time 0; served
 // with `--time 20%..40%` as well, the tab draws that window instead; and a window brushed
-// in the heap lens's timeline (`w=` in the URL) is read on request. A screenshot goes to
-// e2e/artifacts/alloc-window.png. MEMLENS_BIN names the memlens binary.
+// in the heap lens's timeline (`w=` in the URL) is read on request. Above the map, the
+// whole-run strip shows the whole run with the window the map holds framed, and a window
+// dragged across it is read on request (the server keeps the whole run for every
+// window). Screenshots go to e2e/artifacts/alloc-window.png and alloc-whole-run.png.
+// MEMLENS_BIN names the memlens binary.
 
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -24,6 +27,30 @@ let url;
 let asked;
 let browser;
 let blocks;
+
+/** The whole-run strip's picture and frame on the page, CSS pixels. */
+function stripBoxes(page) {
+  return page.evaluate(() => {
+    const box = (id) => {
+      const r = document.querySelector(`[data-testid="${id}"]`).getBoundingClientRect();
+      return { left: r.left, right: r.right, top: r.top, width: r.width, height: r.height };
+    };
+    return { image: box("alloc-whole-run-image"), frame: box("alloc-whole-run-frame") };
+  });
+}
+
+/** Checks that the frame spans the window `meta.run` holds, within `tol` pixels. */
+function assertFrame({ image, frame }, meta, tol = 3) {
+  const whole = meta.whole_run.run;
+  const at = (t) => image.left + ((t - whole.start_ns) / (whole.end_ns - whole.start_ns)) * image.width;
+  assert.ok(Math.abs(frame.left - at(meta.run.start_ns)) <= tol, `the frame starts at ${frame.left}, not at ${at(meta.run.start_ns)}`);
+  assert.ok(Math.abs(frame.right - at(meta.run.end_ns)) <= tol, `the frame ends at ${frame.right}, not at ${at(meta.run.end_ns)}`);
+}
+
+/** Waits until the lens shows every view, and its strip its picture. */
+async function settled(page) {
+  await page.waitForFunction(() => document.querySelector('[data-testid="alloc-lens"]')?.dataset.busy === "0", null, { timeout: 30_000 });
+}
 
 before(async () => {
   prepare();
@@ -77,6 +104,56 @@ test("a run larger than the map's memory draws its last stretch and says which",
   await page.close();
 });
 
+test("the whole-run strip shows the whole run and frames the last stretch the map holds", async () => {
+  const page = await openPage(browser, `${url}#lens=alloc`, { width: 1500, height: 1100 });
+  await page.waitForSelector('[data-testid="alloc-lens"]');
+  await settled(page);
+  const meta = await page.evaluate(async (base) => (await fetch(`${base}api/alloc/meta`)).json(), url);
+  const whole = meta.whole_run;
+  assert.ok(whole, "a window's meta carries the whole run");
+  assert.ok(whole.run.start_ns < meta.run.start_ns && whole.run.end_ns >= meta.run.end_ns, `${JSON.stringify(whole.run)} holds ${JSON.stringify(meta.run)}`);
+  assert.ok(whole.rows > 0 && whole.row_bytes > 0 && whole.extents.length > 0, JSON.stringify({ ...whole, extents: whole.extents.length }));
+  assert.equal(await page.isVisible('[data-testid="alloc-whole-run"]'), true);
+
+  // The picture, as the server draws it, and as the strip shows it: mostly blocks.
+  const natural = await page.evaluate(async (base) => {
+    // The page's policy loads images from blobs only.
+    const png = await (await fetch(`${base}api/alloc/whole_run?w=300&h=60`)).blob();
+    const img = new Image();
+    img.src = URL.createObjectURL(png);
+    await img.decode();
+    return [img.naturalWidth, img.naturalHeight];
+  }, url);
+  assert.deepEqual(natural, [300, 60]);
+  const picture = await page.$eval('[data-testid="alloc-whole-run-image"]', (c) => {
+    const data = c.getContext("2d").getImageData(0, 0, c.width, c.height).data;
+    let opaque = 0;
+    for (let i = 3; i < data.length; i += 4) if (data[i] > 0) opaque++;
+    const r = c.getBoundingClientRect();
+    return { loaded: c.dataset.loaded, width: c.width, height: c.height, css: [r.width, r.height], opaque: opaque / (c.width * c.height) };
+  });
+  assert.equal(picture.loaded, "1");
+  assert.ok(picture.css[1] >= 90 && picture.css[1] <= 120, `the strip is ${picture.css[1]} px high`);
+  assert.deepEqual([picture.width, picture.height], picture.css.map(Math.round), "drawn at its size (device pixel ratio 1)");
+  assert.ok(picture.opaque > 0.2, `the picture is mostly transparent: ${picture.opaque}`);
+
+  // The frame: the last stretch, up to the strip's right edge.
+  const boxes = await stripBoxes(page);
+  assertFrame(boxes, meta);
+  assert.ok(boxes.image.right - boxes.frame.right <= 3, `the frame ends ${boxes.image.right - boxes.frame.right} px before the strip`);
+  const main = await page.locator('[data-testid="alloc-main"]').boundingBox();
+  assert.ok(Math.abs(main.x - boxes.image.left) <= 1 && Math.abs(main.width - boxes.image.width) <= 1, "the strip spans the main view");
+  assert.ok(boxes.image.top + boxes.image.height < main.y, "the strip lies above the main view");
+
+  // The time and address row under the mouse.
+  await page.mouse.move(boxes.image.left + boxes.image.width / 2, boxes.image.top + boxes.image.height / 2);
+  const readout = await page.textContent('[data-testid="alloc-whole-run-readout"]');
+  assert.match(readout, /^[\d.]+ (s|ms|µs|ns)( · 0x[0-9a-f]+ – 0x[0-9a-f]+.*)?$/);
+  assert.match(await page.textContent('[data-testid="alloc-whole-run"]'), /Drag across the strip/);
+  assert.deepEqual(page.errors, []);
+  await page.close();
+});
+
 test("`view --time` chooses the window of a run larger than the map's memory", async () => {
   const page = await openPage(browser, asked.url, { width: 1500, height: 1100 });
   await page.click('[data-testid="lens-alloc"]');
@@ -89,6 +166,15 @@ test("`view --time` chooses the window of a run larger than the map's memory", a
   const ratio = meta.run.start_ns / meta.run.end_ns;
   assert.ok(Math.abs(ratio - 0.5) < 0.02, `the window ${JSON.stringify(meta.run)} is not 20 %..40 % of the run`);
   assert.ok(meta.blocks > 0 && meta.blocks < blocks / 2, `${meta.blocks} of ${blocks} blocks held`);
+  // This server may have read its window before the other one kept the whole run in the
+  // trace's index: the strip is shown exactly when its meta carries the whole run.
+  const strip = await page.$eval('[data-testid="alloc-whole-run"]', (el) => !el.hidden);
+  if (meta.whole_run) {
+    const whole = meta.whole_run.run;
+    assert.ok(whole.start_ns <= meta.run.start_ns && whole.end_ns >= meta.run.end_ns, `${JSON.stringify(whole)} holds ${JSON.stringify(meta.run)}`);
+    assert.equal(strip, true);
+    assertFrame(await stripBoxes(page), meta);
+  } else assert.equal(strip, false);
   assert.deepEqual(page.errors, []);
   await page.close();
 });
@@ -116,4 +202,57 @@ test("the window brushed in the heap timeline is read into the map on request", 
   // Bad windows are refused with a sentence, and nothing is read.
   const bad = await fetch(`${url}api/alloc/window?from_ns=9&to_ns=3`);
   assert.deepEqual([bad.status, (await bad.json()).error], [400, "the window 9..3 ns is empty: its end must be after its start"]);
+});
+
+test("a window dragged across the whole-run strip is read into the map on request", async () => {
+  const page = await openPage(browser, `${url}#lens=alloc`, { width: 1500, height: 1100 });
+  await page.waitForSelector('[data-testid="alloc-lens"]');
+  await settled(page);
+  const meta0 = await page.evaluate(async (base) => (await fetch(`${base}api/alloc/meta`)).json(), url);
+  // The window the previous test read: the strip is shown for it too, framing it.
+  assert.ok(meta0.whole_run, "every window carries the whole run");
+  assertFrame(await stripBoxes(page), meta0);
+  const whole = meta0.whole_run.run;
+  const len = whole.end_ns - whole.start_ns;
+  // A window as long as the one read before, after it.
+  const [f0, f1] = [0.4, 0.6];
+  assert.ok(whole.start_ns + f0 * len > meta0.run.end_ns, `${JSON.stringify(meta0.run)} lies before ${f0} of the run`);
+
+  const { image } = await stripBoxes(page);
+  const y = image.top + image.height / 2;
+  // A click picks nothing.
+  await page.mouse.click(image.left + f0 * image.width, y);
+  assert.equal(await page.isVisible('[data-testid="alloc-whole-run-read"]'), false);
+  assert.equal(await page.isVisible('[data-testid="alloc-whole-run-selection"]'), false);
+  await page.mouse.move(image.left + f0 * image.width, y);
+  await page.mouse.down();
+  await page.mouse.move(image.left + f1 * image.width, y, { steps: 8 });
+  await page.mouse.up();
+  const selection = await page.locator('[data-testid="alloc-whole-run-selection"]').boundingBox();
+  assert.ok(Math.abs(selection.x - (image.left + f0 * image.width)) <= 2 && Math.abs(selection.x + selection.width - (image.left + f1 * image.width)) <= 2, JSON.stringify(selection));
+  const button = page.locator('[data-testid="alloc-whole-run-read"]');
+  assert.match(await button.textContent(), /^Read [\d.]+ (s|ms|µs) – [\d.]+ (s|ms|µs) into the map$/);
+  await page.screenshot({ path: join(ARTIFACTS, "alloc-whole-run.png"), clip: { x: 0, y: 0, width: 1500, height: 720 } });
+
+  // Read: the lens is built again for the window dragged.
+  await page.$eval('[data-testid="alloc-lens"]', (el) => (el.dataset.stale = "1"));
+  await button.click();
+  await page.waitForFunction(
+    () => {
+      const lens = document.querySelector('[data-testid="alloc-lens"]');
+      return lens && !lens.dataset.stale && lens.dataset.busy === "0" && /the window asked for/.test(lens.querySelector(".alloc-notes")?.textContent ?? "");
+    },
+    null,
+    { timeout: 60_000 },
+  );
+  const meta = await page.evaluate(async (base) => (await fetch(`${base}api/alloc/meta`)).json(), url);
+  assert.equal(meta.window, true);
+  const near = (t, f) => Math.abs(t - (whole.start_ns + f * len)) <= len / 100;
+  assert.ok(near(meta.run.start_ns, f0) && near(meta.run.end_ns, f1), `${JSON.stringify(meta.run)} is not ${f0}..${f1} of ${JSON.stringify(whole)}`);
+  // The server keeps the whole run for every window: the strip stays, framing the new one.
+  assert.deepEqual(meta.whole_run?.run, whole);
+  assert.equal(await page.isVisible('[data-testid="alloc-whole-run"]'), true);
+  assertFrame(await stripBoxes(page), meta);
+  assert.deepEqual(page.errors, []);
+  await page.close();
 });

@@ -168,9 +168,9 @@ proptest! {
         for row in 0..direct.rows.len() {
             for column in 0..whole_run::COLUMNS {
                 let (a, b) = (carried.occupancy(row, column), direct.occupancy(row, column));
-                // Added in another order: at most one 16-bit step apart.
+                // Added in another order: at most one step of 1/255 apart.
                 let same = match (a, b) {
-                    (Some(a), Some(b)) => (a - b).abs() <= 1.5 / 65535.0,
+                    (Some(a), Some(b)) => (a - b).abs() <= 1.5 / 255.0,
                     (a, b) => a == b,
                 };
                 prop_assert!(same, "row {}, column {}: {:?} against {:?}", row, column, a, b);

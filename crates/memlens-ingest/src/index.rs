@@ -483,21 +483,31 @@ pub(crate) fn store(input: &TraceInput, model: &HeapModel) -> Result<PathBuf, St
 /// map's memory is (reading it again means reading every event before its end: on 10⁹
 /// events, 70 s instead of about 2). Maps of other windows (a window the viewer was
 /// asked to read, then the default one) are kept beside it while they all take less
-/// than that quarter, the oldest dropped first. Returns `Ok(None)` when it is not kept.
+/// than that quarter, the oldest dropped first. The whole run at a glance the model
+/// carries, if any, is kept in the same write (even when the map is not). Returns
+/// `Ok(None)` when neither is kept.
 pub(crate) fn store_alloc(
     input: &TraceInput,
     window: Option<(u64, u64)>,
     model: &AllocModel,
 ) -> Result<Option<PathBuf>, String> {
+    let whole_run = match model.whole_run() {
+        Some(map) => Some(Part::compress(&map.encode())?),
+        None => None,
+    };
+    let whole_run = whole_run.as_ref().map(|(raw_len, stored)| Part {
+        raw_len: *raw_len,
+        stored,
+    });
     let (raw_len, stored) = Part::compress(&model.encode())?;
-    if stored.len() as u64 > input.file.len() / 4 {
-        return Ok(None);
-    }
-    let alloc = Part {
+    let alloc = (stored.len() as u64 <= input.file.len() / 4).then_some(Part {
         raw_len,
         stored: &stored,
-    };
-    update(input, New::Alloc(window, alloc)).map(Some)
+    });
+    if alloc.is_none() && whole_run.is_none() {
+        return Ok(None);
+    }
+    update(input, New::Alloc(window, alloc, whole_run)).map(Some)
 }
 
 /// Writes the summary of `input` and its allocator latencies into its index (keeping
@@ -515,23 +525,13 @@ pub(crate) fn store_summary(
     update(input, New::Summary(summary))
 }
 
-/// Writes the whole run at a glance of `input` into its index (keeping the index's
-/// other parts, if valid), as [`store`] does.
-pub(crate) fn store_whole_run(input: &TraceInput, map: &WholeRunMap) -> Result<PathBuf, String> {
-    let (raw_len, stored) = Part::compress(&map.encode())?;
-    let part = Part {
-        raw_len,
-        stored: &stored,
-    };
-    update(input, New::WholeRun(part))
-}
-
 /// The part an index gets.
 enum New<'a> {
     Heap(Part<'a>),
-    Alloc(Option<(u64, u64)>, Part<'a>),
+    /// An allocation map's window and its model, if kept, with the whole run at a
+    /// glance, if any.
+    Alloc(Option<(u64, u64)>, Option<Part<'a>>, Option<Part<'a>>),
     Summary(Part<'a>),
-    WholeRun(Part<'a>),
 }
 
 /// Writes the index of `input` with the `new` part and the other parts of its current
@@ -549,10 +549,10 @@ fn update(input: &TraceInput, new: New<'_>) -> Result<PathBuf, String> {
     match new {
         New::Heap(part) => heap = Some(part),
         New::Summary(part) => summary = Some(part),
-        New::WholeRun(part) => whole_run = Some(part),
-        New::Alloc(window, part) => {
+        New::Alloc(window, part, map) => {
+            whole_run = map.or(whole_run);
             alloc.retain(|(held, _)| *held != window);
-            alloc.push((window, part));
+            alloc.extend(part.map(|part| (window, part)));
             let room = input.file.len() / 4;
             let size = |alloc: &[(_, Part<'_>)]| -> u64 {
                 alloc.iter().map(|(_, p)| p.stored.len() as u64).sum()

@@ -372,14 +372,9 @@ pub fn ingest(
         // A damaged trace is read again (and its damage reported) every time.
         if let (Some(window), [input]) = (kept_window, &inputs[..])
             && input.damage.is_empty()
+            && let Err(why) = index::store_alloc(input, Some(window), &model)
         {
-            let stored = match model.whole_run() {
-                Some(map) => index::store_whole_run(input, map).map(Some),
-                None => Ok(None),
-            };
-            if let Err(why) = stored.and_then(|_| index::store_alloc(input, Some(window), &model)) {
-                models.notes.push(format!("no index kept: {why}"));
-            }
+            models.notes.push(format!("no index kept: {why}"));
         }
         // A window short of the run's end carries the whole-run map a read to the end
         // kept in the index, if any.

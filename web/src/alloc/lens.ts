@@ -1,6 +1,7 @@
 // The allocation-map lens (paper 001, Moreta & Telea): the main view of time ×
 // address with its context view and occupancy bar, brushing details, the controls, the
-// metric charts, the grid of bins with cushion cursors, and the stacked occupancy bars.
+// metric charts, the grid of bins with cushion cursors, and the stacked occupancy bars;
+// above the main view, for the map of a window of a run, the whole run at a glance.
 // It holds the shared state (context.ts) and tells every view when it changed. The
 // view (zoom), colouring, bin and cursors live in the page's URL (`av`, `ac`, `ab`,
 // `acur`), so a copied URL reopens the same map.
@@ -22,6 +23,7 @@ import { StackedBars } from "./stacked_bars";
 import type { Grid } from "./tiles";
 import { type Extent, type Limits, clampExtent, limitsOf, wholeExtent } from "./viewport";
 import { windowChoice } from "./window_choice";
+import { WholeRunStrip } from "./whole_run_strip";
 import "./alloc.css";
 
 const SIDE_WIDTH = 300;
@@ -81,6 +83,7 @@ export class AllocLens implements AllocContext {
   private readonly charts: MetricCharts;
   private readonly binGrid: BinGrid;
   private readonly stacked: StackedBars;
+  private readonly wholeRun: WholeRunStrip;
   private readonly status: HTMLElement;
   private readonly notes: HTMLElement;
   private statusTimer = 0;
@@ -146,6 +149,7 @@ export class AllocLens implements AllocContext {
     const offset = GUTTER - 12;
     this.binGrid = new BinGrid(this, total - 60, mainWidth, offset);
     this.stacked = new StackedBars(this, mainWidth, offset);
+    this.wholeRun = new WholeRunStrip(api, mainWidth, GUTTER, (from, to) => void this.readWindow(from, to));
     this.status = h("div", { class: "alloc-status", "data-testid": "alloc-status", role: "status" });
     this.notes = h("div", { class: "alloc-notes" });
     this.root = h(
@@ -160,6 +164,7 @@ export class AllocLens implements AllocContext {
         h(
           "div",
           { class: "alloc-main-col" },
+          this.wholeRun.el,
           h("div", { class: "alloc-main-row" }, this.main.el, this.contextView.el),
           h("div", { class: "alloc-under" }, h("div", { class: "alloc-bar-label", style: `width:${GUTTER}px` }, "Occupancy bar"), this.bar.el),
           this.charts.el,
@@ -196,7 +201,7 @@ export class AllocLens implements AllocContext {
 
   /** True when every view shows what the state asks for. */
   settled(): boolean {
-    return this.main.pending === 0 && this.bar.settled && this.charts.settled && this.binGrid.settled && this.stacked.settled;
+    return this.main.pending === 0 && this.bar.settled && this.charts.settled && this.binGrid.settled && this.stacked.settled && this.wholeRun.settled;
   }
 
   cursorStyle(): CursorStyle {
@@ -277,6 +282,7 @@ export class AllocLens implements AllocContext {
     this.details.showLegend(this.meta, this.state.draw.color);
     const choice = windowChoice(this.meta, this.api.canBrush, (from, to) => void this.readWindow(from, to));
     replaceChildren(this.notes, ...this.meta.notes.map((n) => h("p", {}, n)), ...choice);
+    this.wholeRun.update(this.meta);
     this.root.dataset.pool = this.meta.pool ?? "";
     this.refreshAll();
   }
@@ -358,6 +364,7 @@ export class AllocLens implements AllocContext {
   dispose(): void {
     window.clearInterval(this.followers);
     window.clearTimeout(this.urlTimer);
+    this.wholeRun.dispose();
     this.successor?.dispose();
   }
 }

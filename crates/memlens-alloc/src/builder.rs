@@ -26,7 +26,7 @@ use crate::ids::{ProcessId, SiteId, ThreadId};
 use crate::mapped::LiveRanges;
 use crate::model::{AllocModel, Diagnostics, SiteInfo};
 use crate::process::{ProcessInfo, ThreadInfo};
-use crate::whole_run::WholeRunBuilder;
+use crate::whole_run_feed::WholeRunFeed;
 
 /// An allocation (`malloc`, `calloc`, aligned allocations, `realloc(NULL, n)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,7 +136,7 @@ pub struct AllocModelBuilder {
     /// The whole run's occupancy, when tracked
     /// ([`AllocModelBuilder::track_whole_run`]): the blocks that die before the
     /// window are added as they die, the model's at the end.
-    whole_run: Option<WholeRunBuilder>,
+    whole_run: Option<WholeRunFeed>,
 }
 
 impl AllocModelBuilder {
@@ -170,9 +170,9 @@ impl AllocModelBuilder {
     /// Also adds up the whole run's occupancy, over `[start, end]` (ns on the model's
     /// timeline), for a model of a window whose reading sees the whole run (it reads
     /// to the run's end): the finished model carries it ([`AllocModel::whole_run`]).
-    /// Costs a lookup per block and at most 32 MiB.
+    /// The grid is added up on a thread of its own, in at most 32 MiB.
     pub fn track_whole_run(&mut self, start: u64, end: u64) {
-        self.whole_run = Some(WholeRunBuilder::new(start, end));
+        self.whole_run = Some(WholeRunFeed::new(start, end));
     }
 
     /// Moves the start of the model's window to the allocation time of the block that

@@ -84,6 +84,7 @@ pub mod size_class;
 pub mod text;
 pub mod time_range;
 pub mod whole_run;
+mod whole_run_feed;
 
 pub use axis::{AddressAxis, AxisSegment};
 pub use bars::{BarOptions, BarStyle, render_occupancy_bar, render_stacked_bars};

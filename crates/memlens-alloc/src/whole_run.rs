@@ -39,7 +39,6 @@ use rustc_hash::FxHashMap;
 
 use memlens_vocab::codec::{DecodeError, Reader, Writer};
 
-use crate::block::Block;
 use crate::colormap::{continuous_color, to_u8};
 use crate::ids::ProcessId;
 use crate::image::RgbaImage;
@@ -81,8 +80,10 @@ const ROW_ROOM: usize = 2 * MAX_ROWS;
 pub struct WholeRunBuilder {
     start: u64,
     end: u64,
-    /// A column's duration, ns (`(end − start) / COLUMNS`, at least 1).
+    /// A column's duration, ns (`(end − start) / COLUMNS`).
     width: f64,
+    /// Columns per ns, `1 / width` (a multiplication per block, not a division).
+    per_ns: f64,
     shift: u32,
     rows: FxHashMap<RowKey, u32>,
     /// Per column, [`ROW_ROOM`] entries, one per row index: bytes that begin
@@ -100,10 +101,12 @@ impl WholeRunBuilder {
     /// An empty grid over the run `[start, end]` (ns on the model's timeline).
     pub fn new(start: u64, end: u64) -> WholeRunBuilder {
         let end = end.max(start.saturating_add(1));
+        let width = (end - start) as f64 / COLUMNS as f64;
         WholeRunBuilder {
             start,
             end,
-            width: ((end - start) as f64 / COLUMNS as f64).max(f64::MIN_POSITIVE),
+            width,
+            per_ns: 1.0 / width,
             shift: FIRST_SHIFT,
             rows: FxHashMap::default(),
             rates: vec![0; COLUMNS * ROW_ROOM],
@@ -155,21 +158,10 @@ impl WholeRunBuilder {
         }
     }
 
-    /// Adds `block` of `process`, ending at `t_free`: its requested bytes (a mapping's
-    /// pages), which the builder knows as soon as it is allocated (the reserved size
-    /// is the model's, found with the bins at the end).
-    pub(crate) fn add_block(&mut self, process: ProcessId, block: &Block, t_free: u64) {
-        let bytes = if block.mapping {
-            block.reserved
-        } else {
-            block.requested
-        };
-        self.add(process, block.addr, bytes, block.t_alloc, t_free);
-    }
-
-    /// The column holding instant `t` (the run's end is in the last one).
+    /// The column holding instant `t` (the run's end is in the last one; an instant
+    /// within rounding of a boundary may fall either side, moving that sliver only).
     fn column(&self, t: u64) -> usize {
-        (((t - self.start) as f64 / self.width) as usize).min(COLUMNS - 1)
+        (((t - self.start) as f64 * self.per_ns) as usize).min(COLUMNS - 1)
     }
 
     /// The index of row `key`, added when new (below [`ROW_ROOM`]: see `add`).

@@ -238,24 +238,14 @@ pub fn ingest(
         |window: Option<(u64, u64)>| window.filter(|_| inputs.len() == 1 && !wanted.growing);
     let plan = match plan.as_ref().and_then(|p| indexed(p.window)) {
         Some(window) => match index::load_alloc(&inputs[0], Some(window)) {
-            Lookup::Found(model) => match index::load_whole_run(&inputs[0]) {
-                Lookup::Found(map) => {
-                    let model = with_whole_run(*model, Some(Arc::new(*map)));
-                    models.alloc = Some(with_note(model, window_note.clone()));
-                    None
-                }
+            Lookup::Found(model) => match kept_whole_run(&inputs[0], &mut models.notes) {
                 // The window to the run's end is read again, which rebuilds the
                 // whole-run map; another is shown without it.
-                lookup => {
-                    if let Lookup::Rejected(why) = lookup {
-                        models.notes.push(why);
-                    }
-                    if to_the_end {
-                        plan
-                    } else {
-                        models.alloc = Some(with_note(*model, window_note.clone()));
-                        None
-                    }
+                None if to_the_end => plan,
+                whole_run => {
+                    let model = with_whole_run(*model, whole_run);
+                    models.alloc = Some(with_note(model, window_note.clone()));
+                    None
                 }
             },
             Lookup::Missing => plan,
@@ -380,20 +370,26 @@ pub fn ingest(
         // kept in the index, if any.
         let whole_run = match (kept_window, &inputs[..]) {
             (Some(_), [input]) if model.whole_run().is_none() => {
-                match index::load_whole_run(input) {
-                    Lookup::Found(map) => Some(Arc::new(*map)),
-                    Lookup::Missing => None,
-                    Lookup::Rejected(why) => {
-                        models.notes.push(why);
-                        None
-                    }
-                }
+                kept_whole_run(input, &mut models.notes)
             }
             _ => None,
         };
         models.alloc = Some(with_note(with_whole_run(model, whole_run), window_note));
     }
     models
+}
+
+/// The whole run at a glance kept in the index of `input`, if any; a damaged one adds
+/// its sentence to `notes`.
+fn kept_whole_run(input: &TraceInput, notes: &mut Vec<String>) -> Option<Arc<WholeRunMap>> {
+    match index::load_whole_run(input) {
+        Lookup::Found(map) => Some(Arc::new(*map)),
+        Lookup::Missing => None,
+        Lookup::Rejected(why) => {
+            notes.push(why);
+            None
+        }
+    }
 }
 
 /// The allocation map of a window carrying the whole run at a glance, when there is one.

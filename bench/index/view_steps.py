@@ -92,7 +92,7 @@ if alloc is not None:
     lines.append(summary("tile, first of a new colouring 5 s later", first))
     lines.append(summary("tile, next of that colouring", right_away_next + second))
     worst_tile = max(tiles + right_away + right_away_next + first + second)
-    if alloc.get("whole_run"):
+    if json.loads(alloc).get("whole_run"):
         # The whole-run strip of a window: its picture as the page asks for it, drawn
         # then cached.
         strip = [get("api/alloc/whole_run?w=1024&h=128")[0] for _ in range(2)]

@@ -170,7 +170,7 @@ impl AllocModelBuilder {
     /// Also adds up the whole run's occupancy, over `[start, end]` (ns on the model's
     /// timeline), for a model of a window whose reading sees the whole run (it reads
     /// to the run's end): the finished model carries it ([`AllocModel::whole_run`]).
-    /// The grid is added up on a thread of its own, in at most 32 MiB.
+    /// The grid is added up on a thread of its own, in at most 16 MiB.
     pub fn track_whole_run(&mut self, start: u64, end: u64) {
         self.whole_run = Some(WholeRunFeed::new(start, end));
     }

@@ -20,7 +20,7 @@
 //! additions whatever its lifetime) and its byte·time to the two columns it covers in
 //! part. So a block costs one lookup of its row (the last row is remembered) and four
 //! additions, and the builder holds [`MAX_ROWS`] rows at most (twice that while
-//! a block wider than the rest is added): 16 bytes per cell, 32 MiB at most, of which
+//! a block wider than the rest is added): 16 bytes per cell, 16 MiB at most, of which
 //! the pages of the rows used are touched. The cells are kept column by column, so
 //! that the blocks of about the same time, which come one after the other, touch the
 //! same few pages.
@@ -47,7 +47,7 @@ use crate::image::RgbaImage;
 pub const COLUMNS: usize = 1024;
 
 /// The most address rows kept (more make the rows twice as wide).
-pub const MAX_ROWS: usize = 1024;
+pub const MAX_ROWS: usize = 512;
 
 /// `log2` of the first rows' width (4 KiB).
 const FIRST_SHIFT: u32 = 12;
@@ -68,6 +68,16 @@ pub struct RowKey {
     pub process: ProcessId,
     /// The range's index (its first address over the row width).
     pub page: u64,
+}
+
+/// Eight-byte entries per page.
+const PAGE_ENTRIES: usize = 4096 / 8;
+
+/// The index of the first entry at a page boundary in an array of eight-byte entries
+/// starting at `at` (below [`PAGE_ENTRIES`]).
+fn page_start<T>(at: *const T) -> usize {
+    let offset = at as usize % 4096;
+    ((4096 - offset) % 4096) / 8
 }
 
 /// The rows a column has room for: the limit, plus the rows of one block wider than
@@ -91,6 +101,9 @@ pub struct WholeRunBuilder {
     /// Column by column, so that blocks of about the same time, which come one after
     /// the other, touch the same few pages (allocated as first touched).
     rates: Vec<i64>,
+    /// Where column 0 starts in `rates` and `partial`: each column starts on a page
+    /// of its own, so a column of up to 512 rows touches one page of each.
+    first: (usize, usize),
     /// Per column, [`ROW_ROOM`] entries: byte·ns of the columns covered in part.
     partial: Vec<f64>,
     /// The row found last, and its index.
@@ -102,6 +115,11 @@ impl WholeRunBuilder {
     pub fn new(start: u64, end: u64) -> WholeRunBuilder {
         let end = end.max(start.saturating_add(1));
         let width = (end - start) as f64 / COLUMNS as f64;
+        // Zeroed by the kernel, page by page as first touched (a page more, to start
+        // on a page).
+        let rates = vec![0i64; COLUMNS * ROW_ROOM + PAGE_ENTRIES];
+        let partial = vec![0f64; COLUMNS * ROW_ROOM + PAGE_ENTRIES];
+        let first = (page_start(rates.as_ptr()), page_start(partial.as_ptr()));
         WholeRunBuilder {
             start,
             end,
@@ -109,8 +127,9 @@ impl WholeRunBuilder {
             per_ns: 1.0 / width,
             shift: FIRST_SHIFT,
             rows: FxHashMap::default(),
-            rates: vec![0; COLUMNS * ROW_ROOM],
-            partial: vec![0.0; COLUMNS * ROW_ROOM],
+            rates,
+            partial,
+            first,
             last: None,
         }
     }
@@ -134,17 +153,18 @@ impl WholeRunBuilder {
             let hi = ((page << self.shift) | ((1u64 << self.shift) - 1)).min(last_byte);
             let b = hi - lo + 1;
             let row = self.row(RowKey { process, page });
+            let (r, p) = self.first;
             let cell = |c: usize| c * ROW_ROOM + row;
             if c0 == c1 {
-                self.partial[cell(c0)] += b as f64 * (tf - ta) as f64;
+                self.partial[p + cell(c0)] += b as f64 * (tf - ta) as f64;
             } else {
                 let first_end = self.start as f64 + (c0 + 1) as f64 * self.width;
                 let last_start = self.start as f64 + c1 as f64 * self.width;
-                self.partial[cell(c0)] += b as f64 * (first_end - ta as f64).max(0.0);
-                self.partial[cell(c1)] += b as f64 * (tf as f64 - last_start).max(0.0);
+                self.partial[p + cell(c0)] += b as f64 * (first_end - ta as f64).max(0.0);
+                self.partial[p + cell(c1)] += b as f64 * (tf as f64 - last_start).max(0.0);
                 // Columns c0 + 1 to c1 − 1 are covered whole.
-                self.rates[cell(c0 + 1)] += b as i64;
-                self.rates[cell(c1)] -= b as i64;
+                self.rates[r + cell(c0 + 1)] += b as i64;
+                self.rates[r + cell(c1)] -= b as i64;
             }
             if page >= last_byte >> self.shift {
                 break;
@@ -195,16 +215,17 @@ impl WholeRunBuilder {
         }
         let n = keys.len();
         let (mut rates, mut partial) = (vec![0i64; n], vec![0f64; n]);
+        let (r, p) = self.first;
         for c in 0..COLUMNS {
-            let at = c * ROW_ROOM;
+            let (at_r, at_p) = (r + c * ROW_ROOM, p + c * ROW_ROOM);
             rates.fill(0);
             partial.fill(0.0);
             for (old, &new) in to.iter().enumerate() {
-                rates[new] += self.rates[at + old];
-                partial[new] += self.partial[at + old];
+                rates[new] += self.rates[at_r + old];
+                partial[new] += self.partial[at_p + old];
             }
-            self.rates[at..at + n].copy_from_slice(&rates);
-            self.partial[at..at + n].copy_from_slice(&partial);
+            self.rates[at_r..at_r + n].copy_from_slice(&rates);
+            self.partial[at_p..at_p + n].copy_from_slice(&partial);
         }
     }
 
@@ -217,10 +238,11 @@ impl WholeRunBuilder {
         let mut occupancy = vec![0u8; keys.len() * COLUMNS];
         for (r, &(_, i)) in keys.iter().enumerate() {
             let mut rate = 0i64;
+            let (first_r, first_p) = self.first;
             for c in 0..COLUMNS {
                 let cell = c * ROW_ROOM + i as usize;
-                rate += self.rates[cell];
-                let covered = rate as f64 * self.width + self.partial[cell];
+                rate += self.rates[first_r + cell];
+                let covered = rate as f64 * self.width + self.partial[first_p + cell];
                 occupancy[r * COLUMNS + c] = quantise(covered / capacity, covered > 0.0);
             }
         }

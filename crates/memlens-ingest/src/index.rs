@@ -11,7 +11,7 @@
 //! latencies (`memlens-heap`'s `encode_summary`: a few bytes per stack), so that the
 //! next one reads none; and with the window of a run too large for the map's memory
 //! that reaches the run's end, the whole run at a glance (`memlens-alloc`'s
-//! `WholeRunMap::encode`: at most 1024 × 1024 cells), which every window of the map
+//! `WholeRunMap::encode`: at most 1024 × 512 cells), which every window of the map
 //! then carries. Each part is written by the command that built it, keeping
 //! the others. It lives beside the trace as `<trace>.mlidx`, or, when that directory
 //! is not writable, under `$XDG_CACHE_HOME/memlens/` (`~/.cache/memlens/`) named by

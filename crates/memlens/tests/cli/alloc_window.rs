@@ -16,6 +16,12 @@ use crate::scale::{Measured, run_measured};
 use crate::support::trace::memlens;
 use crate::support::{FRAME_POINTER_FLAGS, Lang, alloc_bench_source, compile, record, test_dir};
 
+/// The memory the read of a window to the run's end adds for the whole run at a
+/// glance, at most (`memlens-alloc`'s `whole_run.rs`: 1,024 columns × 512 rows × 16
+/// bytes), which a small run's window does not save: the windows here are compared
+/// with the whole run's map plus that.
+const WHOLE_RUN_KIB: u64 = 16 * 1024;
+
 /// Runs `memlens render alloc TRACE -o OUT ARGS` with `memory` as the allocation map's memory.
 fn render(dir: &Path, args: &[&str], memory: Option<&str>) -> Measured {
     let mut cmd = memlens();
@@ -94,7 +100,7 @@ fn a_run_too_large_for_memory_draws_the_window_that_fits() {
     );
     assert!(some > 0 && some < all / 3, "{some} of {all} blocks drawn");
     assert!(
-        last.peak_rss_kib < whole.peak_rss_kib * 2 / 3,
+        last.peak_rss_kib < whole.peak_rss_kib * 2 / 3 + WHOLE_RUN_KIB,
         "peak RSS {} KiB for the window, {} KiB for the whole run",
         last.peak_rss_kib,
         whole.peak_rss_kib
@@ -165,7 +171,7 @@ fn a_run_that_allocates_in_a_burst_gets_the_stretch_that_fits() {
     // The sentence says what share of the blocks that is, the time saying little here.
     assert!(last.stderr.contains(" % of its blocks)"), "{}", last.stderr);
     assert!(
-        last.peak_rss_kib < whole.peak_rss_kib * 2 / 3,
+        last.peak_rss_kib < whole.peak_rss_kib * 2 / 3 + WHOLE_RUN_KIB,
         "peak RSS {} KiB for the window, {} KiB for the whole run",
         last.peak_rss_kib,
         whole.peak_rss_kib

@@ -17,10 +17,10 @@ use crate::ids::ProcessId;
 use crate::whole_run::{WholeRunBuilder, WholeRunMap};
 
 /// Blocks per batch handed to the thread.
-const BATCH: usize = 1 << 13;
+const BATCH: usize = 1 << 14;
 
 /// Batches queued for the thread at most.
-const QUEUED: usize = 2;
+const QUEUED: usize = 4;
 
 /// A block that died: process, address, bytes, allocation and end.
 type Dead = (ProcessId, u64, u64, u64, u64);

@@ -56,6 +56,18 @@ fn feed(
     }
 }
 
+/// Events at the times their steps add up to.
+fn timed(steps: Vec<Ev>) -> Vec<Ev> {
+    let mut t = 0;
+    steps
+        .into_iter()
+        .map(|(dt, kind, slot, size, second)| {
+            t += dt;
+            (t, kind, slot, size, second)
+        })
+        .collect()
+}
+
 fn builder() -> (AllocModelBuilder, [ThreadId; 2]) {
     let mut b = AllocModelBuilder::new();
     let p = b.add_process(ProcessInfo {
@@ -96,14 +108,8 @@ proptest! {
         from_frac in 0.0f64..1.0,
         len_frac in 0.0f64..1.0,
     ) {
-        let mut t = 0;
-        let events: Vec<Ev> = steps
-            .into_iter()
-            .map(|(dt, kind, slot, size, second)| {
-                t += dt;
-                (t, kind, slot, size, second)
-            })
-            .collect();
+        let events = timed(steps);
+        let t = events.last().map_or(0, |e| e.0);
         let last = t;
         let from = (from_frac * last as f64) as u64;
         let to = (from + 1 + (len_frac * (last - from) as f64) as u64).min(last + 1);
@@ -135,14 +141,8 @@ proptest! {
         steps in prop::collection::vec((0u64..4, 0u8..3, 0u8..32, 0u16..3000, any::<bool>()), 1..400),
         from_frac in 0.0f64..1.0,
     ) {
-        let mut t = 0;
-        let events: Vec<Ev> = steps
-            .into_iter()
-            .map(|(dt, kind, slot, size, second)| {
-                t += dt;
-                (t, kind, slot, size, second)
-            })
-            .collect();
+        let events = timed(steps);
+        let t = events.last().map_or(0, |e| e.0);
         let end = t + 1;
         let from = (from_frac * t as f64) as u64;
 

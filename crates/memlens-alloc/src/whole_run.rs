@@ -13,9 +13,9 @@
 //!
 //! **Cells.** A cell's value is its **occupancy**: the bytes live in the row during
 //! the column, integrated over the column's time, over the row's bytes × the column's
-//! duration (1: the row was full the whole column). A block's bytes are those the
-//! program asked for (a mapping's: its pages), which the builder knows as the block
-//! begins. A block adds, in each row it
+//! duration (1: the row was full the whole column). The allocation-map builder gives
+//! a block's bytes as those the program asked for (a mapping's: its pages), which it
+//! knows as the block begins (`whole_run_feed.rs`). A block adds, in each row it
 //! touches, its bytes there to the columns it covers in full (a difference array: two
 //! additions whatever its lifetime) and its byte·time to the two columns it covers in
 //! part. So a block costs one lookup of its row (the last row is remembered) and four

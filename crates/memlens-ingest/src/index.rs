@@ -189,38 +189,90 @@ fn rejected(path: &Path, problem: Problem) -> String {
     }
 }
 
-/// Looks for the heap model of `input` that is exact at every time of `instants`.
-pub(crate) fn load(input: &TraceInput, instants: &[u64]) -> Lookup<HeapModel> {
+/// The index of a trace as read once for a command's lookups ([`open`]): each lookup
+/// answers from these bytes instead of reading the file again.
+pub(crate) struct Opened {
+    key: IndexKey,
+    /// The index file's path and bytes, if there is one.
+    file: Option<(PathBuf, Vec<u8>)>,
+}
+
+/// Reads the index of `input`, if any, for its lookups.
+pub(crate) fn open(input: &TraceInput) -> Opened {
     let key = IndexKey::of(input);
-    let Some((path, bytes)) = find(input, key) else {
-        return Lookup::Missing;
-    };
-    let heap = split(&bytes, key).and_then(|parts| match parts.heap {
-        Some(part) => part.decode(HeapModel::decode).map(Some),
-        None => Ok(None),
-    });
-    match heap {
-        Ok(Some(model)) if covers(&model, instants) => Lookup::Found(Box::new(model)),
-        Ok(_) => Lookup::Missing,
-        Err(problem) => Lookup::Rejected(rejected(&path, problem)),
+    Opened {
+        key,
+        file: find(input, key),
     }
 }
 
-/// Looks for the allocation-map model of `input` holding `window` (`None`: the whole
-/// run).
-pub(crate) fn load_alloc(input: &TraceInput, window: Option<(u64, u64)>) -> Lookup<AllocModel> {
-    load_part(input, Kept::Alloc(window), AllocModel::decode)
-}
+impl Opened {
+    /// Looks for the heap model that is exact at every time of `instants`.
+    pub(crate) fn heap(&self, instants: &[u64]) -> Lookup<HeapModel> {
+        let Some((path, bytes)) = &self.file else {
+            return Lookup::Missing;
+        };
+        let heap = split(bytes, self.key).and_then(|parts| match parts.heap {
+            Some(part) => part.decode(HeapModel::decode).map(Some),
+            None => Ok(None),
+        });
+        match heap {
+            Ok(Some(model)) if covers(&model, instants) => Lookup::Found(Box::new(model)),
+            Ok(_) => Lookup::Missing,
+            Err(problem) => Lookup::Rejected(rejected(path, problem)),
+        }
+    }
 
-/// Looks for the summary of `input` and its allocator latencies.
-pub(crate) fn load_summary(input: &TraceInput) -> Lookup<(Summary, LatencyTable)> {
-    load_part(input, Kept::Summary, decode_summary)
-}
+    /// Looks for the allocation-map model holding `window` (`None`: the whole run).
+    pub(crate) fn alloc(&self, window: Option<(u64, u64)>) -> Lookup<AllocModel> {
+        self.part(Kept::Alloc(window), AllocModel::decode)
+    }
 
-/// Looks for the whole run at a glance of `input` (kept with the window of its
-/// allocation map that reaches the run's end).
-pub(crate) fn load_whole_run(input: &TraceInput) -> Lookup<WholeRunMap> {
-    load_part(input, Kept::WholeRun, WholeRunMap::decode)
+    /// Looks for the summary and its allocator latencies.
+    pub(crate) fn summary(&self) -> Lookup<(Summary, LatencyTable)> {
+        self.part(Kept::Summary, decode_summary)
+    }
+
+    /// Looks for the whole run at a glance (kept with the window of the allocation
+    /// map that reaches the run's end).
+    pub(crate) fn whole_run(&self) -> Lookup<WholeRunMap> {
+        self.part(Kept::WholeRun, WholeRunMap::decode)
+    }
+
+    /// Looks for the part `kept`, read by `decode`.
+    fn part<T, E: std::fmt::Display>(
+        &self,
+        kept: Kept,
+        decode: impl FnOnce(&[u8]) -> Result<T, E>,
+    ) -> Lookup<T> {
+        let Some((path, bytes)) = &self.file else {
+            return Lookup::Missing;
+        };
+        let parts = match split(bytes, self.key) {
+            Ok(parts) => parts,
+            Err(problem) => return Lookup::Rejected(rejected(path, problem)),
+        };
+        let (part, what) = match kept {
+            Kept::Alloc(window) => {
+                let held = parts.alloc.iter().find(|(held, _)| *held == window);
+                (held.map(|&(_, part)| part), "its allocation map")
+            }
+            Kept::Summary => (parts.summary, "its summary"),
+            Kept::WholeRun => (parts.whole_run, "its whole-run map"),
+        };
+        let found = match (part, parts.damage) {
+            (Some(part), _) => part.decode(decode),
+            (None, Some(why)) => Err(Problem::Damaged(why)),
+            (None, None) => return Lookup::Missing,
+        };
+        match found {
+            Ok(value) => Lookup::Found(Box::new(value)),
+            Err(Problem::Damaged(why)) => {
+                Lookup::Rejected(rejected(path, Problem::Damaged(format!("{what}: {why}"))))
+            }
+            Err(problem) => Lookup::Rejected(rejected(path, problem)),
+        }
+    }
 }
 
 /// A part after the heap model's.
@@ -232,42 +284,6 @@ enum Kept {
     Summary,
     /// The whole run at a glance.
     WholeRun,
-}
-
-/// Looks for the part `kept` in the index of `input`, read by `decode`.
-fn load_part<T, E: std::fmt::Display>(
-    input: &TraceInput,
-    kept: Kept,
-    decode: impl FnOnce(&[u8]) -> Result<T, E>,
-) -> Lookup<T> {
-    let key = IndexKey::of(input);
-    let Some((path, bytes)) = find(input, key) else {
-        return Lookup::Missing;
-    };
-    let parts = match split(&bytes, key) {
-        Ok(parts) => parts,
-        Err(problem) => return Lookup::Rejected(rejected(&path, problem)),
-    };
-    let (part, what) = match kept {
-        Kept::Alloc(window) => {
-            let held = parts.alloc.iter().find(|(held, _)| *held == window);
-            (held.map(|&(_, part)| part), "its allocation map")
-        }
-        Kept::Summary => (parts.summary, "its summary"),
-        Kept::WholeRun => (parts.whole_run, "its whole-run map"),
-    };
-    let found = match (part, parts.damage) {
-        (Some(part), _) => part.decode(decode),
-        (None, Some(why)) => Err(Problem::Damaged(why)),
-        (None, None) => return Lookup::Missing,
-    };
-    match found {
-        Ok(value) => Lookup::Found(Box::new(value)),
-        Err(Problem::Damaged(why)) => {
-            Lookup::Rejected(rejected(&path, Problem::Damaged(format!("{what}: {why}"))))
-        }
-        Err(problem) => Lookup::Rejected(rejected(&path, problem)),
-    }
 }
 
 /// Whether `model` is exact at every time of `instants`.

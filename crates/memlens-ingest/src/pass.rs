@@ -5,6 +5,7 @@
 //! with the events by time, and to one figure of the summary ([`MappedPeak`]); the
 //! heap model leaves them out.
 
+use std::cell::OnceCell;
 use std::sync::Arc;
 
 use memlens_alloc::{AllocModel, AllocModelBuilder, MappedBytes, WholeRunMap};
@@ -182,9 +183,13 @@ pub fn ingest(
     models
         .notes
         .extend(inputs.iter().filter_map(TraceInput::mid_run_note));
+    // The first trace's index, read once (when a lookup needs it) for every lookup
+    // below, and let go before the events are read.
+    let opened = OnceCell::new();
+    let index = || opened.get_or_init(|| index::open(&inputs[0]));
     let mut heap_wanted = wanted.heap && !inputs.is_empty();
     if heap_wanted && !wanted.growing {
-        match index::load(&inputs[0], &wanted.heap_instants) {
+        match index().heap(&wanted.heap_instants) {
             Lookup::Found(model) => {
                 models.heap = Some(*model);
                 heap_wanted = false;
@@ -195,7 +200,7 @@ pub fn ingest(
     }
     let mut summary_wanted = wanted.summary && !inputs.is_empty();
     if summary_wanted && !wanted.growing {
-        match index::load_summary(&inputs[0]) {
+        match index().summary() {
             Lookup::Found(found) => {
                 let (summary, latency) = *found;
                 models.summary = Some(summary);
@@ -236,9 +241,12 @@ pub fn ingest(
     // (`index::store_alloc` says why only that; forked children's maps are not kept).
     let indexed =
         |window: Option<(u64, u64)>| window.filter(|_| inputs.len() == 1 && !wanted.growing);
+    // The whole run at a glance kept in the index, for a window short of the run's
+    // end read from the events.
+    let mut whole_run = None;
     let plan = match plan.as_ref().and_then(|p| indexed(p.window)) {
-        Some(window) => match index::load_alloc(&inputs[0], Some(window)) {
-            Lookup::Found(model) => match kept_whole_run(&inputs[0], &mut models.notes) {
+        Some(window) => match index().alloc(Some(window)) {
+            Lookup::Found(model) => match kept_whole_run(index(), &mut models.notes) {
                 // The window to the run's end is read again, which rebuilds the
                 // whole-run map; another is shown without it.
                 None if to_the_end => plan,
@@ -248,14 +256,19 @@ pub fn ingest(
                     None
                 }
             },
-            Lookup::Missing => plan,
-            Lookup::Rejected(why) => {
-                models.notes.push(why);
+            lookup => {
+                if let Lookup::Rejected(why) = lookup {
+                    models.notes.push(why);
+                }
+                if !to_the_end {
+                    whole_run = kept_whole_run(index(), &mut models.notes);
+                }
                 plan
             }
         },
         None => plan,
     };
+    drop(opened);
     let kept_window = plan.as_ref().and_then(|p| indexed(p.window));
     let mut alloc = plan.map(|plan| {
         let mut builder = AllocModelBuilder::new();
@@ -368,21 +381,15 @@ pub fn ingest(
         }
         // A window short of the run's end carries the whole-run map a read to the end
         // kept in the index, if any.
-        let whole_run = match (kept_window, &inputs[..]) {
-            (Some(_), [input]) if model.whole_run().is_none() => {
-                kept_whole_run(input, &mut models.notes)
-            }
-            _ => None,
-        };
         models.alloc = Some(with_note(with_whole_run(model, whole_run), window_note));
     }
     models
 }
 
-/// The whole run at a glance kept in the index of `input`, if any; a damaged one adds
-/// its sentence to `notes`.
-fn kept_whole_run(input: &TraceInput, notes: &mut Vec<String>) -> Option<Arc<WholeRunMap>> {
-    match index::load_whole_run(input) {
+/// The whole run at a glance kept in `index`, if any; a damaged one adds its sentence
+/// to `notes`.
+fn kept_whole_run(index: &index::Opened, notes: &mut Vec<String>) -> Option<Arc<WholeRunMap>> {
+    match index.whole_run() {
         Lookup::Found(map) => Some(Arc::new(*map)),
         Lookup::Missing => None,
         Lookup::Rejected(why) => {

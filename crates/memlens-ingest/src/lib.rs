@@ -45,6 +45,7 @@ mod progress;
 mod recorded;
 pub mod reference_import;
 pub mod references;
+mod summary_feed;
 mod symbols;
 mod visit;
 

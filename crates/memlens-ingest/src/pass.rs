@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use memlens_alloc::{AllocModel, AllocModelBuilder, MappedBytes, WholeRunMap};
 use memlens_heap::latency::LatencyTable;
-use memlens_heap::summary::{Summary, SummaryBuilder};
-use memlens_heap::{HeapModel, Sampling, format_bytes, format_duration};
-use memlens_trace::{AllocFn, Event, EventStream, MapChange, Metadata};
+use memlens_heap::summary::Summary;
+use memlens_heap::{HeapModel, format_bytes, format_duration};
+use memlens_trace::{EventStream, MapChange, Metadata};
 
 use crate::alloc_feed::AllocFeed;
 use crate::alloc_plan;
@@ -22,6 +22,7 @@ use crate::index::{self, Lookup};
 use crate::input::TraceInput;
 use crate::live::{LiveRead, can_read_live};
 use crate::progress::{ChunkProgress, Progress};
+use crate::summary_feed::SummaryFeed;
 use crate::symbols::StackSymbols;
 
 /// The fewest events whose summary is kept in the trace's index: below, reading them
@@ -268,6 +269,29 @@ pub fn ingest(
         },
         None => plan,
     };
+    // A pass that reads a large first trace to its end anyway (for the heap model, or
+    // for an allocation map reaching the run's end) keeps its summary in the index
+    // too, unless the index has it: `summary` after `growth`, `tree`, `view` or
+    // `render alloc` then reads no event, for the price of the summary's feed in a
+    // pass that decodes the events anyway (see `bench/index/README.md`).
+    let reads_to_end = heap_wanted
+        || plan
+            .as_ref()
+            .is_some_and(|p| p.window.is_none_or(|w| w.1 >= run_end));
+    let keep_summary = !summary_wanted
+        && !wanted.growing
+        && reads_to_end
+        && inputs
+            .first()
+            .is_some_and(|i| i.metadata.event_records >= KEEP_SUMMARY_FROM)
+        && match index().summary() {
+            Lookup::Found(_) => false,
+            Lookup::Missing => true,
+            Lookup::Rejected(why) => {
+                models.notes.push(why);
+                true
+            }
+        };
     drop(opened);
     let kept_window = plan.as_ref().and_then(|p| indexed(p.window));
     let mut alloc = plan.map(|plan| {
@@ -287,10 +311,12 @@ pub fn ingest(
         let md = &input.metadata;
         let mut heap =
             (first && heap_wanted).then(|| HeapFeed::new(md, names, &wanted.heap_instants));
-        let mut summary = (first && summary_wanted).then(|| SummaryFeed::new(md));
         let mut alloc_feed = alloc
             .as_mut()
             .map(|b| AllocFeed::new(b, md, input.file.path(), offsets[n]));
+        let beside = heap.is_some() || alloc_feed.is_some();
+        let mut summary =
+            (first && (summary_wanted || keep_summary)).then(|| SummaryFeed::new(md, beside));
         // The allocation map's window ends here on this trace's clock.
         let alloc_until = alloc_feed
             .as_ref()
@@ -361,9 +387,11 @@ pub fn ingest(
             {
                 models.notes.push(format!("no index kept: {why}"));
             }
-            models.summary = Some(summary);
-            models.latency = Some(latency);
-            models.mapped = MappedPeak::of(md);
+            if summary_wanted {
+                models.summary = Some(summary);
+                models.latency = Some(latency);
+                models.mapped = MappedPeak::of(md);
+            }
         }
         if let Some(feed) = alloc_feed {
             let end = md.last_time.min(alloc_until);
@@ -414,73 +442,4 @@ fn with_note(mut model: AllocModel, note: Option<String>) -> AllocModel {
         model.add_note(note);
     }
     model
-}
-
-/// The streaming summary with allocator latencies per function.
-struct SummaryFeed {
-    builder: SummaryBuilder,
-    latency: LatencyTable,
-    alloc_ops: [usize; AllocFn::ALL.len()],
-    realloc_op: usize,
-    free_op: usize,
-}
-
-impl SummaryFeed {
-    /// The summary of the trace `md` describes (estimates when it is sampled).
-    fn new(md: &Metadata) -> SummaryFeed {
-        let mut latency = LatencyTable::new();
-        let alloc_ops = AllocFn::ALL.map(|f| latency.op(f.name()));
-        let realloc_op = latency.op("realloc");
-        let free_op = latency.op("free");
-        SummaryFeed {
-            builder: md
-                .sample_interval
-                .and_then(Sampling::new)
-                .map_or_else(SummaryBuilder::new, SummaryBuilder::sampled),
-            latency,
-            alloc_ops,
-            realloc_op,
-            free_op,
-        }
-    }
-
-    fn event(&mut self, event: &Event, latency: Option<u32>) {
-        let op = match *event {
-            Event::Alloc {
-                t,
-                tid,
-                addr,
-                size,
-                stack,
-                func,
-            } => {
-                self.builder.alloc(t, tid, addr, size, stack);
-                self.alloc_ops[func as usize]
-            }
-            Event::Free { t, tid, addr, .. } => {
-                self.builder.free(t, tid, addr);
-                self.free_op
-            }
-            Event::Realloc {
-                t,
-                tid,
-                old_addr,
-                new_addr,
-                size,
-                stack,
-            } => {
-                self.builder
-                    .realloc(t, tid, old_addr, new_addr, size, stack);
-                self.realloc_op
-            }
-        };
-        if let Some(ns) = latency {
-            self.latency.record(op, ns);
-        }
-    }
-
-    fn finish(mut self, end_ns: u64) -> (Summary, LatencyTable) {
-        self.builder.end(end_ns);
-        (self.builder.finish(), self.latency)
-    }
 }

@@ -9,7 +9,7 @@
 //! a few batches at most: a pass faster than the summary waits for it, so memory stays
 //! bounded.
 
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::thread::JoinHandle;
 
 use memlens_heap::Sampling;
@@ -41,6 +41,8 @@ enum Adder {
     /// On its thread.
     Away {
         batches: SyncSender<Vec<Timed>>,
+        /// Batches the thread is done with, to be filled again.
+        spent: Receiver<Vec<Timed>>,
         thread: JoinHandle<SummaryAdder>,
     },
 }
@@ -74,14 +76,22 @@ impl SummaryFeed {
 
     /// Hands the pending events to the thread, starting it the first time.
     fn hand_over(&mut self) {
-        let batch = std::mem::replace(&mut self.pending, Vec::with_capacity(BATCH));
         if let Adder::Here(adder) = &mut self.adder {
             let adder = std::mem::replace(adder, Box::new(SummaryAdder::empty()));
             let (batches, received) = sync_channel(QUEUED);
-            let thread = std::thread::spawn(move || add_up(*adder, received));
-            self.adder = Adder::Away { batches, thread };
+            let (give_back, spent) = channel();
+            let thread = std::thread::spawn(move || add_up(*adder, received, give_back));
+            self.adder = Adder::Away {
+                batches,
+                spent,
+                thread,
+            };
         }
-        if let Adder::Away { batches, .. } = &self.adder {
+        if let Adder::Away { batches, spent, .. } = &self.adder {
+            let empty = spent
+                .try_recv()
+                .unwrap_or_else(|_| Vec::with_capacity(BATCH));
+            let batch = std::mem::replace(&mut self.pending, empty);
             // The thread only stops when the feed drops its sender (in `finish`).
             let _ = batches.send(batch);
         }
@@ -91,7 +101,9 @@ impl SummaryFeed {
     pub(crate) fn finish(self, end_ns: u64) -> (Summary, LatencyTable) {
         let mut adder = match self.adder {
             Adder::Here(adder) => *adder,
-            Adder::Away { batches, thread } => {
+            Adder::Away {
+                batches, thread, ..
+            } => {
                 drop(batches);
                 match thread.join() {
                     Ok(adder) => adder,
@@ -104,10 +116,18 @@ impl SummaryFeed {
     }
 }
 
-/// The thread: adds up the batches until the feed hangs up, then hands back the adder.
-fn add_up(mut adder: SummaryAdder, batches: Receiver<Vec<Timed>>) -> SummaryAdder {
-    for batch in batches {
+/// The thread: adds up the batches, giving each back emptied, until the feed hangs
+/// up; then hands back the adder.
+fn add_up(
+    mut adder: SummaryAdder,
+    batches: Receiver<Vec<Timed>>,
+    give_back: Sender<Vec<Timed>>,
+) -> SummaryAdder {
+    for mut batch in batches {
         adder.add(&batch);
+        batch.clear();
+        // The feed may be finishing and no longer take it back.
+        let _ = give_back.send(batch);
     }
     adder
 }

@@ -33,7 +33,6 @@ else
     out=$(mktemp -d)
     trap 'rm -rf "$out"' EXIT
 fi
-cc -O2 -g -fno-omit-frame-pointer -pthread "$src" -o "$out/bench"
 # alloc-bench's CALLS are shared by its threads, and each makes about 2.125 events (an
 # allocation, its free, and for an eighth of them a realloc).
 calls=$((events * 8 / 17))
@@ -42,6 +41,9 @@ calls=$((events * 8 / 17))
 
 trace="$out/bench-$events.mlens"
 if [ ! -f "$trace" ]; then
+    # Built only to record: a kept recording keeps the binary it names, so its frames
+    # stay symbolized (a rebuilt binary's build id differs, and its frames go unnamed).
+    cc -O2 -g -fno-omit-frame-pointer -pthread "$src" -o "$out/bench"
     echo "== recording alloc-bench, 2 threads, $calls calls"
     "$memlens" record -q -f -o "$trace" -- "$out/bench" 2 "$calls"
 fi

@@ -34,7 +34,10 @@ target=${CARGO_TARGET_DIR:-$root/target}
 memlens="$target/release/memlens"
 out=${BENCH_OUT:-$(mktemp -d)}
 mkdir -p "$out"
-cc -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -pthread "$src" -o "$out/server"
+# Built once per output directory: kept recordings name this binary, and a rebuilt one's
+# build id differs, so their frames would go unnamed.
+[ -x "$out/server" ] ||
+    cc -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -pthread "$src" -o "$out/server"
 # The server makes 8 events per request once its caches are warm (see its header).
 requests=$((events / (8 * threads)))
 

@@ -49,6 +49,10 @@ pub struct Wanted {
     /// index when it has them; the pass writes them there otherwise, for a trace of
     /// at least 5 M events).
     pub summary: bool,
+    /// A later pass reads the first trace to its end too (the viewer's allocation map,
+    /// read in the background once the first tree is served): this one leaves keeping
+    /// the summary in the index to it, so that the first answer comes sooner.
+    pub summary_later: bool,
     /// The trace is still being written ([`follow`](crate::follow)): its index is
     /// neither read nor written, since it would be stale a moment later, and (one trace,
     /// not the Java agent's) it is read as following it reads, up to half a second
@@ -279,6 +283,7 @@ pub fn ingest(
             .as_ref()
             .is_some_and(|p| p.window.is_none_or(|w| w.1 >= run_end));
     let keep_summary = !summary_wanted
+        && !wanted.summary_later
         && !wanted.growing
         && reads_to_end
         && inputs

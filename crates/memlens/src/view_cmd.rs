@@ -233,6 +233,8 @@ impl Lenses {
                 heap: true,
                 alloc: !java && (!background || growing),
                 alloc_window,
+                // The map's background read keeps the summary, not the first tree's.
+                summary_later: background && !java && !growing,
                 growing,
                 ..Wanted::default()
             },

@@ -493,6 +493,42 @@ fn a_pass_to_the_end_keeps_the_summary_in_the_index_for_summary() {
     );
     assert!(!cache.exists(), "an index went to the cache directory");
 
+    // The viewer's first tree leaves the summary to the allocation map's read in the
+    // background, which keeps it.
+    std::fs::remove_file(&index).expect("cannot remove the index");
+    let viewer = Viewer::start(&trace, &[]);
+    let (status, body) = viewer.get("api/heap/tree?by=site,thread&times=");
+    assert_eq!(status, 200, "{body}");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let (status, body) = viewer.get("api/alloc/meta");
+        if status == 200 {
+            break;
+        }
+        assert_eq!(status, 503, "{body}");
+        assert!(Instant::now() < deadline, "the allocation map was not read");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(viewer);
+    let kept = std::fs::read(&index).expect("the viewer kept no index");
+    assert!(
+        kept.windows(4).any(|w| w == b"SUMM"),
+        "the viewer's reads kept no summary in the index"
+    );
+    let kept_at = modified(&index);
+    let after_view = summary_json(&trace, &cache);
+    assert_eq!(after_view.stdout, first.stdout, "{}", after_view.stderr);
+    assert!(
+        rebuild_notes(&after_view.stderr).is_empty(),
+        "{}",
+        after_view.stderr
+    );
+    assert_eq!(
+        modified(&index),
+        kept_at,
+        "summary after view read the events"
+    );
+
     // A small trace's summary is read again every time: no index file beside it.
     let small_dir = test_dir("scale-summary-small");
     let small = record_server(small_dir.path(), 20_000);

@@ -1,13 +1,12 @@
 //! The streaming summary's feed ([`SummaryFeed`]). Beside other models, a trace's
 //! events with their allocator latencies are added up on a thread of their own in
-//! batches, so that the pass
-//! reading the events (one thread, the slowest of the pipeline) pays a push per event,
-//! not the summary's own live-set lookups. That is what lets a pass reading the
-//! events anyway — for the heap model, or for an allocation map reaching the run's
-//! end — keep the summary in the index too for little more than its own time (see
-//! `pass.rs`). A trace of fewer events than a batch starts no thread. The queue holds
-//! a few batches at most: a pass faster than the summary waits for it, so memory stays
-//! bounded.
+//! batches, so that the pass reading the events (one thread, the slowest of the
+//! pipeline) pays a push per event, not the summary's own live-set lookups. That is
+//! what lets a pass reading the events anyway — for the heap model, or for an
+//! allocation map reaching the run's end — keep the summary in the index too for less
+//! than a pass of its own (see `pass.rs`). A trace of fewer events than a batch starts
+//! no thread. The queue holds a few batches at most, each given back emptied to be
+//! filled again: a pass faster than the summary waits for it, so memory stays bounded.
 
 use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
 use std::thread::JoinHandle;

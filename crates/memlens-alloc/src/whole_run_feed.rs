@@ -1,16 +1,11 @@
 //! The allocation-map builder's feed of the whole run at a glance
 //! ([`crate::AllocModelBuilder::track_whole_run`]): the blocks that die before the
-//! window go to a [`WholeRunBuilder`] on a thread of its own, in batches, so that the
-//! pass reading the events (one thread, the slowest of the pipeline) pays a push per
-//! block, not the grid's additions. A run of fewer blocks than a batch starts no
-//! thread. The queue holds a few batches at most: a pass faster than the additions
-//! waits for them, so memory stays bounded.
-//!
-//! A copy of the feed (the builder's `snapshot`) asks the thread for a copy of its
-//! grid, so the copy adds up exactly what the original has been fed.
+//! window go to a [`WholeRunBuilder`] on a thread of its own, in batches of 16 K, four
+//! queued at most (`memlens-vocab`'s [`BatchThread`]), so that the pass reading the
+//! events pays a push per block, not the grid's additions. A copy of the feed (the
+//! builder's `snapshot`) adds up exactly what the original has been fed.
 
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::thread::JoinHandle;
+use memlens_vocab::batch_thread::{AddUp, BatchThread};
 
 use crate::block::Block;
 use crate::ids::ProcessId;
@@ -25,37 +20,26 @@ const QUEUED: usize = 4;
 /// A block that died: process, address, bytes, allocation and end.
 type Dead = (ProcessId, u64, u64, u64, u64);
 
-/// What the thread is asked.
-enum Ask {
-    /// Add these blocks.
-    Add(Vec<Dead>),
-    /// Send a copy of the grid so far.
-    Copy(SyncSender<WholeRunBuilder>),
+impl AddUp<Dead> for WholeRunBuilder {
+    fn add(&mut self, blocks: &[Dead]) {
+        for &(process, addr, bytes, t_alloc, t_free) in blocks {
+            WholeRunBuilder::add(self, process, addr, bytes, t_alloc, t_free);
+        }
+    }
 }
 
-/// Where the grid is.
-enum Grid {
-    /// Here (no batch was full yet).
-    Here(Box<WholeRunBuilder>),
-    /// On its thread.
-    Away {
-        asks: SyncSender<Ask>,
-        thread: JoinHandle<WholeRunBuilder>,
-    },
-}
-
-/// The whole run's blocks, added up on a thread of their own.
+/// The whole run's blocks, added up on a thread of their own; a copy holds what the
+/// original has been fed.
+#[derive(Clone)]
 pub(crate) struct WholeRunFeed {
-    pending: Vec<Dead>,
-    grid: Grid,
+    grid: BatchThread<WholeRunBuilder, Dead>,
 }
 
 impl WholeRunFeed {
     /// An empty grid over the run `[start, end]`.
     pub(crate) fn new(start: u64, end: u64) -> WholeRunFeed {
         WholeRunFeed {
-            pending: Vec::new(),
-            grid: Grid::Here(Box::new(WholeRunBuilder::new(start, end))),
+            grid: BatchThread::new(WholeRunBuilder::new(start, end), BATCH, QUEUED),
         }
     }
 
@@ -69,85 +53,13 @@ impl WholeRunFeed {
         } else {
             block.requested
         };
-        self.pending
+        self.grid
             .push((process, block.addr, bytes, block.t_alloc, t_free));
-        if self.pending.len() >= BATCH {
-            self.hand_over();
-        }
-    }
-
-    /// Hands the pending blocks to the thread, starting it the first time.
-    fn hand_over(&mut self) {
-        let batch = std::mem::replace(&mut self.pending, Vec::with_capacity(BATCH));
-        if let Grid::Here(grid) = &mut self.grid {
-            let grid = std::mem::replace(grid, Box::new(WholeRunBuilder::new(0, 1)));
-            let (asks, received) = sync_channel(QUEUED);
-            let thread = std::thread::spawn(move || add_up(*grid, received));
-            self.grid = Grid::Away { asks, thread };
-        }
-        if let Grid::Away { asks, .. } = &self.grid {
-            // The thread only stops when the feed drops its sender (in `finish`).
-            let _ = asks.send(Ask::Add(batch));
-        }
     }
 
     /// The grid of occupancies of every block fed.
     pub(crate) fn finish(self) -> WholeRunMap {
-        let mut grid = match self.grid {
-            Grid::Here(grid) => *grid,
-            Grid::Away { asks, thread } => {
-                drop(asks);
-                match thread.join() {
-                    Ok(grid) => grid,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-        };
-        add(&mut grid, &self.pending);
-        grid.finish()
-    }
-}
-
-impl Clone for WholeRunFeed {
-    /// A feed that has been fed the same blocks, its grid here.
-    fn clone(&self) -> WholeRunFeed {
-        let grid = match &self.grid {
-            Grid::Here(grid) => grid.clone(),
-            Grid::Away { asks, .. } => {
-                let (reply, copy) = sync_channel(1);
-                let copied = asks
-                    .send(Ask::Copy(reply))
-                    .ok()
-                    .and_then(|()| copy.recv().ok());
-                let Some(grid) = copied else {
-                    unreachable!("the thread answers while its feed lives")
-                };
-                Box::new(grid)
-            }
-        };
-        WholeRunFeed {
-            pending: self.pending.clone(),
-            grid: Grid::Here(grid),
-        }
-    }
-}
-
-/// The thread: adds up the batches until the feed hangs up, then hands back the grid.
-fn add_up(mut grid: WholeRunBuilder, asks: Receiver<Ask>) -> WholeRunBuilder {
-    for ask in asks {
-        match ask {
-            Ask::Add(batch) => add(&mut grid, &batch),
-            Ask::Copy(reply) => {
-                let _ = reply.send(grid.clone());
-            }
-        }
-    }
-    grid
-}
-
-fn add(grid: &mut WholeRunBuilder, blocks: &[Dead]) {
-    for &(process, addr, bytes, t_alloc, t_free) in blocks {
-        grid.add(process, addr, bytes, t_alloc, t_free);
+        self.grid.finish().finish()
     }
 }
 
@@ -204,10 +116,7 @@ mod tests {
                 copy = Some((c, mid));
             }
         }
-        assert!(
-            matches!(feed.grid, Grid::Away { .. }),
-            "a thread was started"
-        );
+        assert!(feed.grid.on_its_thread(), "a thread was started");
         assert_eq!(feed.finish(), here.finish());
         let (c, mid) = copy.expect("a copy was made");
         assert_eq!(c.finish(), mid.finish());

@@ -1,20 +1,16 @@
 //! The streaming summary's feed ([`SummaryFeed`]). Beside other models, a trace's
-//! events with their allocator latencies are added up on a thread of their own in
-//! batches, so that the pass reading the events (one thread, the slowest of the
-//! pipeline) pays a push per event, not the summary's own live-set lookups. That is
-//! what lets a pass reading the events anyway — for the heap model, or for an
-//! allocation map reaching the run's end — keep the summary in the index too for less
-//! than a pass of its own (see `pass.rs`). A trace of fewer events than a batch starts
-//! no thread. The queue holds a few batches at most, each given back emptied to be
-//! filled again: a pass faster than the summary waits for it, so memory stays bounded.
-
-use std::sync::mpsc::{Receiver, Sender, SyncSender, channel, sync_channel};
-use std::thread::JoinHandle;
+//! events with their allocator latencies are added up on a thread of their own, in
+//! batches of 16 K, four queued at most (`memlens-vocab`'s [`BatchThread`]), so that
+//! the pass reading the events pays a push per event, not the summary's own live-set
+//! lookups. That is what lets a pass reading the events anyway — for the heap model,
+//! or for an allocation map reaching the run's end — keep the summary in the index too
+//! for less than a pass of its own (see `pass.rs`).
 
 use memlens_heap::Sampling;
 use memlens_heap::latency::LatencyTable;
 use memlens_heap::summary::{Summary, SummaryBuilder};
 use memlens_trace::{AllocFn, Event, Metadata};
+use memlens_vocab::batch_thread::{AddUp, BatchThread};
 
 /// Events per batch handed to the thread.
 const BATCH: usize = 1 << 14;
@@ -26,24 +22,11 @@ const QUEUED: usize = 4;
 type Timed = (Event, Option<u32>);
 
 /// The summary of a trace, with allocator latencies per function, fed event by event.
-pub(crate) struct SummaryFeed {
-    /// Whether the events go to a thread (see [`SummaryFeed::new`]).
-    beside: bool,
-    pending: Vec<Timed>,
-    adder: Adder,
-}
-
-/// Where the summary is added up.
-enum Adder {
-    /// Here (no batch was full yet).
-    Here(Box<SummaryAdder>),
-    /// On its thread.
-    Away {
-        batches: SyncSender<Vec<Timed>>,
-        /// Batches the thread is done with, to be filled again.
-        spent: Receiver<Vec<Timed>>,
-        thread: JoinHandle<SummaryAdder>,
-    },
+pub(crate) enum SummaryFeed {
+    /// Added up on the pass's thread (the pass feeds nothing else).
+    Alone(Box<SummaryAdder>),
+    /// Added up on a thread of its own.
+    Beside(BatchThread<SummaryAdder, Timed>),
 }
 
 impl SummaryFeed {
@@ -52,88 +35,42 @@ impl SummaryFeed {
     /// (alone, the pass's thread has nothing else to do: handing the events over
     /// would only cost it).
     pub(crate) fn new(md: &Metadata, beside: bool) -> SummaryFeed {
-        SummaryFeed {
-            beside,
-            pending: Vec::with_capacity(if beside { BATCH } else { 0 }),
-            adder: Adder::Here(Box::new(SummaryAdder::new(md))),
+        let adder = SummaryAdder::new(md);
+        match beside {
+            true => SummaryFeed::Beside(BatchThread::new(adder, BATCH, QUEUED)),
+            false => SummaryFeed::Alone(Box::new(adder)),
         }
     }
 
     /// Feeds one event, with its allocator latency if recorded.
     #[inline]
     pub(crate) fn event(&mut self, event: &Event, latency: Option<u32>) {
-        match &mut self.adder {
-            Adder::Here(adder) if !self.beside => adder.event(event, latency),
-            _ => {
-                self.pending.push((*event, latency));
-                if self.pending.len() >= BATCH {
-                    self.hand_over();
-                }
-            }
-        }
-    }
-
-    /// Hands the pending events to the thread, starting it the first time.
-    fn hand_over(&mut self) {
-        if let Adder::Here(adder) = &mut self.adder {
-            let adder = std::mem::replace(adder, Box::new(SummaryAdder::empty()));
-            let (batches, received) = sync_channel(QUEUED);
-            let (give_back, spent) = channel();
-            let thread = std::thread::spawn(move || add_up(*adder, received, give_back));
-            self.adder = Adder::Away {
-                batches,
-                spent,
-                thread,
-            };
-        }
-        if let Adder::Away { batches, spent, .. } = &self.adder {
-            let empty = spent
-                .try_recv()
-                .unwrap_or_else(|_| Vec::with_capacity(BATCH));
-            let batch = std::mem::replace(&mut self.pending, empty);
-            // The thread only stops when the feed drops its sender (in `finish`).
-            let _ = batches.send(batch);
+        match self {
+            SummaryFeed::Alone(adder) => adder.event(event, latency),
+            SummaryFeed::Beside(thread) => thread.push((*event, latency)),
         }
     }
 
     /// The summary of the run ending at `end_ns`, and the allocator latencies.
     pub(crate) fn finish(self, end_ns: u64) -> (Summary, LatencyTable) {
-        let mut adder = match self.adder {
-            Adder::Here(adder) => *adder,
-            Adder::Away {
-                batches, thread, ..
-            } => {
-                drop(batches);
-                match thread.join() {
-                    Ok(adder) => adder,
-                    Err(panic) => std::panic::resume_unwind(panic),
-                }
-            }
-        };
-        adder.add(&self.pending);
-        adder.finish(end_ns)
+        match self {
+            SummaryFeed::Alone(adder) => adder.finish(end_ns),
+            SummaryFeed::Beside(thread) => thread.finish().finish(end_ns),
+        }
     }
 }
 
-/// The thread: adds up the batches, giving each back emptied, until the feed hangs
-/// up; then hands back the adder.
-fn add_up(
-    mut adder: SummaryAdder,
-    batches: Receiver<Vec<Timed>>,
-    give_back: Sender<Vec<Timed>>,
-) -> SummaryAdder {
-    for mut batch in batches {
-        adder.add(&batch);
-        batch.clear();
-        // The feed may be finishing and no longer take it back.
-        let _ = give_back.send(batch);
+impl AddUp<Timed> for SummaryAdder {
+    fn add(&mut self, events: &[Timed]) {
+        for (event, latency) in events {
+            self.event(event, *latency);
+        }
     }
-    adder
 }
 
 /// The summary's builder and the latency table, and the table's operation per
 /// allocator function.
-struct SummaryAdder {
+pub(crate) struct SummaryAdder {
     builder: SummaryBuilder,
     latency: LatencyTable,
     alloc_ops: [usize; AllocFn::ALL.len()],
@@ -144,35 +81,19 @@ struct SummaryAdder {
 impl SummaryAdder {
     /// The adder of the trace `md` describes (estimates when it is sampled).
     fn new(md: &Metadata) -> SummaryAdder {
-        let builder = md
-            .sample_interval
-            .and_then(Sampling::new)
-            .map_or_else(SummaryBuilder::new, SummaryBuilder::sampled);
-        SummaryAdder::with(builder)
-    }
-
-    /// The placeholder left behind when the adder moves to its thread.
-    fn empty() -> SummaryAdder {
-        SummaryAdder::with(SummaryBuilder::new())
-    }
-
-    fn with(builder: SummaryBuilder) -> SummaryAdder {
         let mut latency = LatencyTable::new();
         let alloc_ops = AllocFn::ALL.map(|f| latency.op(f.name()));
         let realloc_op = latency.op("realloc");
         let free_op = latency.op("free");
         SummaryAdder {
-            builder,
+            builder: md
+                .sample_interval
+                .and_then(Sampling::new)
+                .map_or_else(SummaryBuilder::new, SummaryBuilder::sampled),
             latency,
             alloc_ops,
             realloc_op,
             free_op,
-        }
-    }
-
-    fn add(&mut self, events: &[Timed]) {
-        for (event, latency) in events {
-            self.event(event, *latency);
         }
     }
 
@@ -291,11 +212,11 @@ mod tests {
             away.event(&event, latency);
         }
         assert!(
-            matches!(away.adder, Adder::Away { .. }),
+            matches!(&away, SummaryFeed::Beside(t) if t.on_its_thread()),
             "no thread started"
         );
         assert!(
-            matches!(here.adder, Adder::Here(_)),
+            matches!(here, SummaryFeed::Alone(_)),
             "a thread started alone"
         );
         let (here, here_latency) = here.finish(1 << 40);

@@ -3,6 +3,8 @@
 //! - [`units`]: sizes (`32K`, `256KiB`, `8M`), durations (`100ms`, `1.5s`) and times in
 //!   a run (`1.5s`, `50%`) as users type them on the command line, in environment
 //!   variables and in configuration files; one grammar each, one error type.
+//! - [`batch_thread`]: a value added up on a thread of its own, fed in batches, beside
+//!   a pass that reads the events (the whole run at a glance, the summary).
 //! - [`codec`]: the varint encoding the engines keep their models in (a trace's on-disk
 //!   index), with a reader that never panics and names the offset of any damage.
 //! - [`frames`]: what the frame policy says of a frame ([`FrameKind`]) and the
@@ -16,6 +18,7 @@
 //! crate but this one) can use it.
 #![deny(missing_docs)]
 
+pub mod batch_thread;
 pub mod codec;
 pub mod frames;
 pub mod units;

@@ -45,15 +45,27 @@ impl BeforeWindow {
         self.live.remove(&(process, addr)).map(|(block, _)| block)
     }
 
-    /// The blocks live as the window starts, in allocation order (by time, then
-    /// address, as the model keeps its blocks).
-    pub(crate) fn into_live(self) -> Vec<(ProcessId, Block, Latency)> {
-        let mut live: Vec<(ProcessId, Block, Latency)> = self
-            .live
-            .into_iter()
-            .map(|((process, _), (block, latency))| (process, block, latency))
-            .collect();
+    /// The blocks live so far, in allocation order (by time, then address, as the
+    /// model keeps its blocks): what a checkpoint of the builder keeps.
+    pub(crate) fn live_refs(&self) -> Vec<(ProcessId, &Block, &Latency)> {
+        let live = self.live.iter();
+        let mut live: Vec<_> = live.map(|(&(p, _), (b, l))| (p, b, l)).collect();
         live.sort_unstable_by_key(|(p, b, _)| (b.t_alloc, b.addr, p.0));
         live
+    }
+
+    /// [`BeforeWindow::live_refs`], copied.
+    pub(crate) fn live(&self) -> Vec<(ProcessId, Block, Latency)> {
+        let live = self.live_refs().into_iter();
+        live.map(|(p, &b, &l)| (p, b, l)).collect()
+    }
+
+    /// The window starts at `start`, with `live` live so far (a resumed checkpoint).
+    pub(crate) fn with_live(start: u64, live: Vec<(ProcessId, Block, Latency)>) -> BeforeWindow {
+        let live = live.into_iter().map(|(p, b, l)| ((p, b.addr), (b, l)));
+        BeforeWindow {
+            start,
+            live: live.collect(),
+        }
     }
 }

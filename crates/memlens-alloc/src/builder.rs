@@ -110,33 +110,33 @@ pub struct ReallocEvent {
 /// Builds an [`AllocModel`] from events.
 #[derive(Clone, Default)]
 pub struct AllocModelBuilder {
-    processes: Vec<ProcessInfo>,
-    threads: Vec<ThreadInfo>,
-    thread_ids: FxHashMap<(ProcessId, u32), ThreadId>,
-    sites: Vec<SiteInfo>,
-    site_ids: FxHashMap<String, crate::ids::SiteId>,
-    blocks: Vec<Block>,
+    pub(crate) processes: Vec<ProcessInfo>,
+    pub(crate) threads: Vec<ThreadInfo>,
+    pub(crate) thread_ids: FxHashMap<(ProcessId, u32), ThreadId>,
+    pub(crate) sites: Vec<SiteInfo>,
+    pub(crate) site_ids: FxHashMap<String, crate::ids::SiteId>,
+    pub(crate) blocks: Vec<Block>,
     /// Each block's allocator latency; empty until the first recorded latency (most
     /// traces have none), then as long as `blocks`.
-    latency: Vec<Latency>,
-    live: FxHashMap<(ProcessId, u64), u32>,
+    pub(crate) latency: Vec<Latency>,
+    pub(crate) live: FxHashMap<(ProcessId, u64), u32>,
     /// Live mappings per process, each with its block.
-    mappings: HashMap<ProcessId, LiveRanges<u32>>,
-    diagnostics: Diagnostics,
-    start: Option<u64>,
+    pub(crate) mappings: HashMap<ProcessId, LiveRanges<u32>>,
+    pub(crate) diagnostics: Diagnostics,
+    pub(crate) start: Option<u64>,
     /// The live blocks before the window starts ([`AllocModelBuilder::start_at`]).
-    before: Option<BeforeWindow>,
+    pub(crate) before: Option<BeforeWindow>,
     /// When the window starts, if the model is of a window.
-    window_start: Option<u64>,
+    pub(crate) window_start: Option<u64>,
     /// The latest allocation or free time of the blocks, and whether they were pushed
     /// in (allocation time, address) order: kept as they come, so that `finish` need
     /// not walk every block to learn them.
-    latest: u64,
-    out_of_order: bool,
+    pub(crate) latest: u64,
+    pub(crate) out_of_order: bool,
     /// The whole run's occupancy, when tracked
     /// ([`AllocModelBuilder::track_whole_run`]): the blocks that die before the
     /// window are added as they die, the model's at the end.
-    whole_run: Option<WholeRunFeed>,
+    pub(crate) whole_run: Option<WholeRunFeed>,
 }
 
 impl AllocModelBuilder {
@@ -218,7 +218,7 @@ impl AllocModelBuilder {
         let Some(before) = self.before.take() else {
             return;
         };
-        for (process, block, latency) in before.into_live() {
+        for (process, block, latency) in before.live() {
             let index = self.push_block(block);
             if latency != Latency::default() || !self.latency.is_empty() {
                 self.latencies()[index as usize] = latency;

@@ -22,7 +22,10 @@
 //! [`SizeFilter`] restricts a view to size classes.
 //!
 //! **Storage.** [`AllocModel::encode`] and [`AllocModel::decode`] keep a finished model
-//! as compact bytes (a trace's on-disk index holds them) and read it back, validated.
+//! as compact bytes (a trace's on-disk index holds them) and read it back, validated;
+//! [`AllocModelBuilder::checkpoint`] and [`AllocModelBuilder::resume_at`] do the same
+//! for a builder's state before its window starts, so that the reading of a later
+//! window goes on from there.
 //!
 //! **Replay.** [`replay`] runs the model's requests through the paper's pool allocator
 //! ([`PoolConfig`]: B bins of fixed block sizes × N blocks, best-fit class, overflow to
@@ -61,6 +64,7 @@ mod before_window;
 pub mod bin;
 pub mod block;
 pub mod builder;
+mod checkpoint;
 pub mod colormap;
 mod derived;
 pub mod error;

@@ -30,6 +30,11 @@ impl<V: Copy> LiveRanges<V> {
         self.ranges.insert(start, (end, value));
     }
 
+    /// Every range as `(start, end, value)`, by start.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, u64, V)> + '_ {
+        self.ranges.iter().map(|(&s, &(e, v))| (s, e, v))
+    }
+
     /// Every range's value, to change in place.
     pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
         self.ranges.values_mut().map(|(_, v)| v)

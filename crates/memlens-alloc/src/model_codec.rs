@@ -20,6 +20,8 @@
 //! validates everything those rely on: ids in range, blocks in order and inside the
 //! run, `requested ≤ reserved`, every block inside its bin, bin counts that match.
 
+use std::borrow::Borrow;
+
 use memlens_vocab::codec::{DecodeError, Reader, Result, Writer};
 use memlens_vocab::{FrameKind, Site};
 
@@ -162,36 +164,8 @@ impl AllocModel {
         w.varint(run.end_ns - run.start_ns);
         w.varint(self.time_origin);
         w.varint(u64::from(self.window));
-        let Diagnostics {
-            unknown_frees,
-            reused_live_addresses,
-            unknown_threads,
-            notes,
-        } = &self.diagnostics;
-        for counter in [unknown_frees, reused_live_addresses, unknown_threads] {
-            w.varint(*counter);
-        }
-        w.varint(notes.len() as u64);
-        notes.iter().for_each(|n| w.string(n));
-        w.varint(self.processes.len() as u64);
-        for ProcessInfo { pid, ppid, name } in &self.processes {
-            w.varint(u64::from(*pid));
-            w.varint(u64::from(*ppid));
-            w.string(name);
-        }
-        w.varint(self.threads.len() as u64);
-        for ThreadInfo { process, tid, name } in &self.threads {
-            w.varint(u64::from(process.0));
-            w.varint(u64::from(*tid));
-            w.string(name);
-        }
-        w.varint(self.sites.len() as u64);
-        for SiteInfo { site, label, stack } in &self.sites {
-            w.string(label);
-            encode_site(&mut w, site);
-            w.varint(stack.len() as u64);
-            stack.iter().for_each(|s| encode_site(&mut w, s));
-        }
+        let tables = (&self.processes[..], &self.threads[..], &self.sites[..]);
+        encode_tables(&mut w, &self.diagnostics, tables);
         w.varint(self.bins.len() as u64);
         for bin in &self.bins {
             encode_bin_kind(&mut w, bin.kind);
@@ -201,38 +175,9 @@ impl AllocModel {
             w.varint(bin.end - bin.start);
             w.varint(bin.blocks);
         }
-        let blocks = &self.blocks;
-        // (A window's blocks live at its start keep their earlier allocation times.)
-        w.times(blocks.iter().map(|b| b.t_alloc), 0);
-        w.column(blocks, |_, b| b.t_free - b.t_alloc);
-        w.column(blocks, |i, b| {
-            let previous = if i == 0 { 0 } else { blocks[i - 1].addr };
-            zigzag(b.addr.wrapping_sub(previous) as i64)
-        });
-        w.column(blocks, |_, b| b.requested);
-        w.column(blocks, |_, b| b.reserved - b.requested);
-        w.column(blocks, |_, b| u64::from(b.thread.0));
-        w.column(blocks, |_, b| u64::from(b.site.0));
-        w.column(blocks, |_, b| u64::from(b.free_site.0));
-        w.column(blocks, |_, b| {
-            [
-                (b.freed, FREED),
-                (b.from_realloc, FROM_REALLOC),
-                (b.mapping, MAPPING),
-            ]
-            .iter()
-            .filter(|(set, _)| *set)
-            .fold(0, |flags, (_, bit)| flags | bit)
-        });
+        encode_blocks(&mut w, &self.blocks);
         w.column(&self.block_bin, |_, bin| u64::from(bin.0));
-        match &self.latency {
-            None => w.varint(0),
-            Some(latency) => {
-                w.varint(1);
-                w.column(latency, |_, l| latency_code(l.alloc_ns));
-                w.column(latency, |_, l| latency_code(l.free_ns));
-            }
-        }
+        encode_latency(&mut w, self.latency.as_deref());
         w.out
     }
 
@@ -262,43 +207,7 @@ impl AllocModel {
         let end = end.ok_or_else(|| r.invalid(at, "the run ends past 2^64 ns".to_owned()))?;
         let time_origin = r.varint()?;
         let window = r.varint()? != 0;
-        r.section = "repairs";
-        let (unknown_frees, reused_live_addresses, unknown_threads) =
-            (r.varint()?, r.varint()?, r.varint()?);
-        let notes = r.column(None, "note", |r, _| r.string())?;
-        let diagnostics = Diagnostics {
-            unknown_frees,
-            reused_live_addresses,
-            unknown_threads,
-            notes,
-        };
-        r.section = "processes";
-        let processes = r.column(None, "process", |r, _| {
-            Ok(ProcessInfo {
-                pid: r.u32()?,
-                ppid: r.u32()?,
-                name: r.string()?,
-            })
-        })?;
-        r.section = "threads";
-        let threads = r.column(None, "thread", |r, _| {
-            Ok(ThreadInfo {
-                process: ProcessId(r.id(processes.len(), "process")?),
-                tid: r.u32()?,
-                name: r.string()?,
-            })
-        })?;
-        r.section = "sites";
-        let sites = r.column(None, "site", |r, _| {
-            let label = r.string()?;
-            let site = decode_site(r)?;
-            let stack = r.column(None, "stack frame", |r, _| decode_site(r))?;
-            Ok(SiteInfo { site, label, stack })
-        })?;
-        // Site 0 is the unknown site, which every model has.
-        r.check(!sites.is_empty(), r.pos, || {
-            "the unknown site is missing".to_owned()
-        })?;
+        let (diagnostics, processes, threads, sites) = decode_tables(&mut r)?;
         r.section = "bins";
         let bins = r.column(None, "bin", |r, i| {
             let kind = decode_bin_kind(r)?;
@@ -322,68 +231,7 @@ impl AllocModel {
                 blocks: r.varint()?,
             })
         })?;
-        r.section = "blocks";
-        // Each column fills its field of every block in place: no column is held
-        // beside the blocks.
-        let mut from = 0;
-        let mut blocks = r.column(None, "allocation time", |r, _| {
-            Ok(Block {
-                t_alloc: r.time(&mut from, end, "allocation time")?,
-                t_free: 0,
-                addr: 0,
-                requested: 0,
-                reserved: 0,
-                thread: ThreadId(0),
-                site: SiteId::UNKNOWN,
-                free_site: SiteId::UNKNOWN,
-                freed: false,
-                from_realloc: false,
-                mapping: false,
-            })
-        })?;
-        let n = Some(blocks.len());
-        fill(&mut r, &mut blocks, "lifetime", |r, b| {
-            let mut from = b.t_alloc;
-            b.t_free = r.time(&mut from, end, "end of a lifetime")?;
-            Ok(())
-        })?;
-        let mut addr = 0u64;
-        fill(&mut r, &mut blocks, "address", |r, b| {
-            addr = addr.wrapping_add(unzigzag(r.varint()?) as u64);
-            b.addr = addr;
-            Ok(())
-        })?;
-        fill(&mut r, &mut blocks, "requested size", |r, b| {
-            b.requested = r.varint()?;
-            Ok(())
-        })?;
-        fill(&mut r, &mut blocks, "reserved size", |r, b| {
-            let at = r.pos;
-            let reserved = b.requested.checked_add(r.varint()?);
-            b.reserved =
-                reserved.ok_or_else(|| r.invalid(at, "a reserved size exceeds 2^64".to_owned()))?;
-            Ok(())
-        })?;
-        fill(&mut r, &mut blocks, "thread", |r, b| {
-            b.thread = ThreadId(r.id(threads.len(), "thread")?);
-            Ok(())
-        })?;
-        fill(&mut r, &mut blocks, "site", |r, b| {
-            b.site = SiteId(r.id(sites.len(), "site")?);
-            Ok(())
-        })?;
-        fill(&mut r, &mut blocks, "freeing site", |r, b| {
-            b.free_site = SiteId(r.id(sites.len(), "site")?);
-            Ok(())
-        })?;
-        fill(&mut r, &mut blocks, "flags", |r, b| {
-            let at = r.pos;
-            let f = r.varint()?;
-            r.check(f < 8, at, || format!("block flags {f} are unknown"))?;
-            (b.freed, b.from_realloc, b.mapping) =
-                (f & FREED != 0, f & FROM_REALLOC != 0, f & MAPPING != 0);
-            Ok(())
-        })?;
+        let blocks = decode_blocks(&mut r, end, threads.len(), sites.len())?;
         let block_bin = r.ids(blocks.len(), bins.len(), "bin", BinId)?;
         let mut counts = vec![0u64; bins.len()];
         for (i, (block, bin)) in blocks.iter().zip(&block_bin).enumerate() {
@@ -408,17 +256,7 @@ impl AllocModel {
             );
             return Err(r.invalid(r.pos, problem));
         }
-        r.section = "latencies";
-        let latency = match r.varint()? {
-            0 => None,
-            _ => {
-                let alloc = r.column(n, "allocation latency", |r, _| latency_of(r))?;
-                let free = r.column(n, "free latency", |r, _| latency_of(r))?;
-                let latency = alloc.into_iter().zip(free);
-                let latency = latency.map(|(alloc_ns, free_ns)| Latency { alloc_ns, free_ns });
-                Some(latency.collect())
-            }
-        };
+        let latency = decode_latency(&mut r, blocks.len())?;
         r.finish()?;
         let run = (start, end);
         let mut model = AllocModel::assemble(
@@ -436,4 +274,229 @@ impl AllocModel {
         model.window = window;
         Ok(model)
     }
+}
+
+/// The model's repair counters and notes, processes (pid, ppid, name), threads
+/// (process, tid, name) and sites (label, site, the stack's sites): also the first
+/// part of a builder's checkpoint (`checkpoint.rs`).
+pub(crate) fn encode_tables(
+    w: &mut Writer,
+    diagnostics: &Diagnostics,
+    (processes, threads, sites): (&[ProcessInfo], &[ThreadInfo], &[SiteInfo]),
+) {
+    let Diagnostics {
+        unknown_frees,
+        reused_live_addresses,
+        unknown_threads,
+        notes,
+    } = diagnostics;
+    for counter in [unknown_frees, reused_live_addresses, unknown_threads] {
+        w.varint(*counter);
+    }
+    w.varint(notes.len() as u64);
+    notes.iter().for_each(|n| w.string(n));
+    w.varint(processes.len() as u64);
+    for ProcessInfo { pid, ppid, name } in processes {
+        w.varint(u64::from(*pid));
+        w.varint(u64::from(*ppid));
+        w.string(name);
+    }
+    w.varint(threads.len() as u64);
+    for ThreadInfo { process, tid, name } in threads {
+        w.varint(u64::from(process.0));
+        w.varint(u64::from(*tid));
+        w.string(name);
+    }
+    w.varint(sites.len() as u64);
+    for SiteInfo { site, label, stack } in sites {
+        w.string(label);
+        encode_site(w, site);
+        w.varint(stack.len() as u64);
+        stack.iter().for_each(|s| encode_site(w, s));
+    }
+}
+
+/// The tables of a model or checkpoint: repairs, processes, threads, sites.
+pub(crate) type Tables = (
+    Diagnostics,
+    Vec<ProcessInfo>,
+    Vec<ThreadInfo>,
+    Vec<SiteInfo>,
+);
+
+/// The tables [`encode_tables`] wrote, checked: every thread's process and the
+/// unknown site (site 0) present.
+pub(crate) fn decode_tables(r: &mut Reader<'_>) -> Result<Tables> {
+    r.section = "repairs";
+    let (unknown_frees, reused_live_addresses, unknown_threads) =
+        (r.varint()?, r.varint()?, r.varint()?);
+    let notes = r.column(None, "note", |r, _| r.string())?;
+    let diagnostics = Diagnostics {
+        unknown_frees,
+        reused_live_addresses,
+        unknown_threads,
+        notes,
+    };
+    r.section = "processes";
+    let processes = r.column(None, "process", |r, _| {
+        Ok(ProcessInfo {
+            pid: r.u32()?,
+            ppid: r.u32()?,
+            name: r.string()?,
+        })
+    })?;
+    r.section = "threads";
+    let threads = r.column(None, "thread", |r, _| {
+        Ok(ThreadInfo {
+            process: ProcessId(r.id(processes.len(), "process")?),
+            tid: r.u32()?,
+            name: r.string()?,
+        })
+    })?;
+    r.section = "sites";
+    let sites = r.column(None, "site", |r, _| {
+        let label = r.string()?;
+        let site = decode_site(r)?;
+        let stack = r.column(None, "stack frame", |r, _| decode_site(r))?;
+        Ok(SiteInfo { site, label, stack })
+    })?;
+    // Site 0 is the unknown site, which every model has.
+    r.check(!sites.is_empty(), r.pos, || {
+        "the unknown site is missing".to_owned()
+    })?;
+    Ok((diagnostics, processes, threads, sites))
+}
+
+/// The blocks as columns: allocation times (differences: the blocks must be sorted
+/// by allocation time), lifetimes, addresses (zigzag differences), requested sizes,
+/// reserved − requested, thread, site, freeing site and flags.
+pub(crate) fn encode_blocks<B: Copy + Borrow<Block>>(w: &mut Writer, blocks: &[B]) {
+    // (A window's blocks live at its start keep their earlier allocation times.)
+    w.times(blocks.iter().map(|b| b.borrow().t_alloc), 0);
+    w.column(blocks, |_, b| b.borrow().t_free - b.borrow().t_alloc);
+    w.column(blocks, |i, b| {
+        let previous = if i == 0 {
+            0
+        } else {
+            blocks[i - 1].borrow().addr
+        };
+        zigzag(b.borrow().addr.wrapping_sub(previous) as i64)
+    });
+    w.column(blocks, |_, b| b.borrow().requested);
+    w.column(blocks, |_, b| b.borrow().reserved - b.borrow().requested);
+    w.column(blocks, |_, b| u64::from(b.borrow().thread.0));
+    w.column(blocks, |_, b| u64::from(b.borrow().site.0));
+    w.column(blocks, |_, b| u64::from(b.borrow().free_site.0));
+    w.column(blocks, |_, b| {
+        let b = b.borrow();
+        [
+            (b.freed, FREED),
+            (b.from_realloc, FROM_REALLOC),
+            (b.mapping, MAPPING),
+        ]
+        .iter()
+        .filter(|(set, _)| *set)
+        .fold(0, |flags, (_, bit)| flags | bit)
+    });
+}
+
+/// The blocks [`encode_blocks`] wrote, none ending after `end`, with threads below
+/// `threads` and sites below `sites`.
+pub(crate) fn decode_blocks(
+    r: &mut Reader<'_>,
+    end: u64,
+    threads: usize,
+    sites: usize,
+) -> Result<Vec<Block>> {
+    r.section = "blocks";
+    // Each column fills its field of every block in place: no column is held
+    // beside the blocks.
+    let mut from = 0;
+    let mut blocks = r.column(None, "allocation time", |r, _| {
+        Ok(Block {
+            t_alloc: r.time(&mut from, end, "allocation time")?,
+            t_free: 0,
+            addr: 0,
+            requested: 0,
+            reserved: 0,
+            thread: ThreadId(0),
+            site: SiteId::UNKNOWN,
+            free_site: SiteId::UNKNOWN,
+            freed: false,
+            from_realloc: false,
+            mapping: false,
+        })
+    })?;
+    fill(r, &mut blocks, "lifetime", |r, b| {
+        let mut from = b.t_alloc;
+        b.t_free = r.time(&mut from, end, "end of a lifetime")?;
+        Ok(())
+    })?;
+    let mut addr = 0u64;
+    fill(r, &mut blocks, "address", |r, b| {
+        addr = addr.wrapping_add(unzigzag(r.varint()?) as u64);
+        b.addr = addr;
+        Ok(())
+    })?;
+    fill(r, &mut blocks, "requested size", |r, b| {
+        b.requested = r.varint()?;
+        Ok(())
+    })?;
+    fill(r, &mut blocks, "reserved size", |r, b| {
+        let at = r.pos;
+        let reserved = b.requested.checked_add(r.varint()?);
+        b.reserved =
+            reserved.ok_or_else(|| r.invalid(at, "a reserved size exceeds 2^64".to_owned()))?;
+        Ok(())
+    })?;
+    fill(r, &mut blocks, "thread", |r, b| {
+        b.thread = ThreadId(r.id(threads, "thread")?);
+        Ok(())
+    })?;
+    fill(r, &mut blocks, "site", |r, b| {
+        b.site = SiteId(r.id(sites, "site")?);
+        Ok(())
+    })?;
+    fill(r, &mut blocks, "freeing site", |r, b| {
+        b.free_site = SiteId(r.id(sites, "site")?);
+        Ok(())
+    })?;
+    fill(r, &mut blocks, "flags", |r, b| {
+        let at = r.pos;
+        let f = r.varint()?;
+        r.check(f < 8, at, || format!("block flags {f} are unknown"))?;
+        (b.freed, b.from_realloc, b.mapping) =
+            (f & FREED != 0, f & FROM_REALLOC != 0, f & MAPPING != 0);
+        Ok(())
+    })?;
+    Ok(blocks)
+}
+
+/// The blocks' allocator latencies: 0 when there are none, else 1 and per block
+/// `ns + 1` or 0, for the allocation and for the free.
+pub(crate) fn encode_latency(w: &mut Writer, latency: Option<&[Latency]>) {
+    match latency {
+        None => w.varint(0),
+        Some(latency) => {
+            w.varint(1);
+            w.column(latency, |_, l| latency_code(l.alloc_ns));
+            w.column(latency, |_, l| latency_code(l.free_ns));
+        }
+    }
+}
+
+/// The latencies [`encode_latency`] wrote for `blocks` blocks.
+pub(crate) fn decode_latency(r: &mut Reader<'_>, blocks: usize) -> Result<Option<Vec<Latency>>> {
+    let n = Some(blocks);
+    r.section = "latencies";
+    Ok(match r.varint()? {
+        0 => None,
+        _ => {
+            let alloc = r.column(n, "allocation latency", |r, _| latency_of(r))?;
+            let free = r.column(n, "free latency", |r, _| latency_of(r))?;
+            let latency = alloc.into_iter().zip(free);
+            let latency = latency.map(|(alloc_ns, free_ns)| Latency { alloc_ns, free_ns });
+            Some(latency.collect())
+        }
+    })
 }

@@ -52,6 +52,12 @@ impl AllocFeed {
         offset: u64,
     ) -> AllocFeed {
         let process = builder.add_process(process_info(md, path));
+        AllocFeed::resumed(process, offset)
+    }
+
+    /// Goes on feeding `process` (with its clock `offset` ns after the earliest
+    /// trace's) to a builder resumed from a checkpoint, which has its process already.
+    pub(crate) fn resumed(process: ProcessId, offset: u64) -> AllocFeed {
         AllocFeed {
             process,
             offset,

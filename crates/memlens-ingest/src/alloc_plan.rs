@@ -99,6 +99,23 @@ impl Spread {
         Some((inside / self.records as f64).min(1.0))
     }
 
+    /// The earliest time by which `share` of the events up to `end` have been
+    /// recorded (by bisection, as the share only grows with the time), or `None` when
+    /// no chunk says.
+    pub(crate) fn time_at_share(&self, share: f64, end: u64) -> Option<u64> {
+        let first = self.first();
+        let (mut lo, mut hi) = (first, end.max(first));
+        let total = self.share(first, end)?;
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            match self.share(first, mid)? >= share * total {
+                true => hi = mid,
+                false => lo = mid,
+            }
+        }
+        Some(hi)
+    }
+
     /// The start of the longest stretch ending at `end` that holds at most `share` of
     /// the events (at least 1 ns long): the share only grows as the start moves back,
     /// so a bisection finds it.

@@ -12,8 +12,11 @@
 //! next one reads none; and with the window of a run too large for the map's memory
 //! that reaches the run's end, the whole run at a glance (`memlens-alloc`'s
 //! `WholeRunMap::encode`: at most 1024 × 512 cells), which every window of the map
-//! then carries. Each part is written by the command that built it, keeping
-//! the others. It lives beside the trace as `<trace>.mlidx`, or, when that directory
+//! then carries; and checkpoints of the allocation map's reading before its window
+//! (`memlens-alloc`'s `AllocModelBuilder::checkpoint`: the live set, sites, threads and
+//! mappings at a time), from which the reading of a later window goes on instead of
+//! reading every event from the run's start (see `checkpoints.rs`). Each part is
+//! written by the command that built it, keeping the others. It lives beside the trace as `<trace>.mlidx`, or, when that directory
 //! is not writable, under `$XDG_CACHE_HOME/memlens/` (`~/.cache/memlens/`) named by
 //! the trace's key. It is never required: a missing index is built, a stale, damaged
 //! or foreign one is rebuilt (with one sentence saying why), and deleting it is always
@@ -29,10 +32,11 @@
 //! 68  header_crc     4  CRC-32 of bytes 0..68
 //! 72  payload           zstd of the encoded heap model (empty: none yet)
 //!     parts             none or more, one after the other after the payload, each:
-//!  0  tag            4  "AMAP" (an allocation-map model), "SUMM" (a summary) or
-//!                       "WRUN" (the whole run at a glance)
+//!  0  tag            4  "AMAP" (an allocation-map model), "SUMM" (a summary),
+//!                       "WRUN" (the whole run at a glance) or "CKPT" (a checkpoint)
 //!  4  window        16  an allocation map's window (from, to), or u64::MAX twice: the
-//!                       whole run; zeros for the other parts
+//!                       whole run; a checkpoint's time and the mapping changes fed
+//!                       before it; zeros for the other parts
 //! 20  raw_len        8  payload bytes after decompression
 //! 28  stored_len     8  payload bytes on disk
 //! 36  payload_crc    4  CRC-32 of the stored payload
@@ -51,7 +55,7 @@ use std::hash::Hasher;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use memlens_alloc::{ALLOC_CODEC_VERSION, AllocModel, WholeRunMap};
+use memlens_alloc::{ALLOC_CODEC_VERSION, AllocModel, AllocModelBuilder, WholeRunMap};
 use memlens_heap::latency::LatencyTable;
 use memlens_heap::summary::Summary;
 use memlens_heap::{
@@ -64,9 +68,10 @@ use crate::input::TraceInput;
 /// the layout changes or when symbolizing names frames differently (2: unnamed
 /// frames are labelled `0x… (in module+0x…)`, and the trace's `--wrapper` patterns
 /// apply; 3: inlined frames of Rust's standard library are told by their source
-/// file; 4: the allocation-map part; 5: the summary part; 6: the whole-run part), so
-/// an index built by an older memlens is rebuilt, never trusted.
-const INDEX_VERSION: u32 = 6;
+/// file; 4: the allocation-map part; 5: the summary part; 6: the whole-run part; 7:
+/// the checkpoint parts), so an index built by an older memlens is rebuilt, never
+/// trusted.
+const INDEX_VERSION: u32 = 7;
 const MAGIC: &[u8; 8] = b"MLIDX\r\n\x1a";
 const HEADER_LEN: usize = 72;
 /// The index file's extension, appended to the trace's name.
@@ -239,6 +244,45 @@ impl Opened {
         self.part(Kept::WholeRun, WholeRunMap::decode)
     }
 
+    /// The times of the checkpoints kept (see [`Opened::checkpoint`]), in order; none
+    /// when the index has none or cannot be read.
+    pub(crate) fn checkpoint_times(&self) -> Vec<u64> {
+        let Some((_, bytes)) = &self.file else {
+            return Vec::new();
+        };
+        let parts = split(bytes, self.key);
+        parts.map_or_else(
+            |_| Vec::new(),
+            |p| p.checkpoints.iter().map(|c| c.0.0).collect(),
+        )
+    }
+
+    /// Looks for the latest checkpoint taken at or before `at`, resumed into a builder
+    /// of the window starting at `at`: its time, the mapping changes fed before it,
+    /// and the builder.
+    pub(crate) fn checkpoint(&self, at: u64) -> Lookup<(u64, u64, AllocModelBuilder)> {
+        let Some((_, bytes)) = &self.file else {
+            return Lookup::Missing;
+        };
+        let parts = split(bytes, self.key);
+        let kept = parts.map_or(None, |p| {
+            p.checkpoints
+                .iter()
+                .rev()
+                .find(|c| c.0.0 <= at)
+                .map(|c| c.0)
+        });
+        let Some((t, fed)) = kept else {
+            return Lookup::Missing;
+        };
+        let resume = |bytes: &[u8]| AllocModelBuilder::resume_at(bytes, at);
+        match self.part(Kept::Checkpoint(t), resume) {
+            Lookup::Found(builder) => Lookup::Found(Box::new((t, fed, *builder))),
+            Lookup::Missing => Lookup::Missing,
+            Lookup::Rejected(why) => Lookup::Rejected(why),
+        }
+    }
+
     /// Looks for the part `kept`, read by `decode`.
     fn part<T, E: std::fmt::Display>(
         &self,
@@ -259,6 +303,10 @@ impl Opened {
             }
             Kept::Summary => (parts.summary, "its summary"),
             Kept::WholeRun => (parts.whole_run, "its whole-run map"),
+            Kept::Checkpoint(t) => {
+                let held = parts.checkpoints.iter().find(|c| c.0.0 == t);
+                (held.map(|&(_, part)| part), "a checkpoint")
+            }
         };
         let found = match (part, parts.damage) {
             (Some(part), _) => part.decode(decode),
@@ -284,6 +332,8 @@ enum Kept {
     Summary,
     /// The whole run at a glance.
     WholeRun,
+    /// The checkpoint taken at this time.
+    Checkpoint(u64),
 }
 
 /// Whether `model` is exact at every time of `instants`.
@@ -330,6 +380,68 @@ impl Part<'_> {
     }
 }
 
+/// A checkpoint of the allocation map's reading taken by a pass, to keep in the index
+/// ([`store_alloc`]): the time it was taken at, the mapping changes fed before it, and
+/// its bytes, compressed as they will be stored (so that those held until the pass
+/// ends take little memory).
+pub(crate) struct TakenCheckpoint {
+    /// The time it was taken at (every event before it fed, none at or after it).
+    pub t: u64,
+    /// The program's mapping changes fed before it.
+    pub fed: u64,
+    raw_len: u64,
+    stored: Vec<u8>,
+}
+
+impl TakenCheckpoint {
+    /// The checkpoint `raw` (`AllocModelBuilder::checkpoint`) taken at `t`, after
+    /// `fed` mapping changes.
+    pub(crate) fn new(t: u64, fed: u64, raw: &[u8]) -> Result<TakenCheckpoint, String> {
+        let (raw_len, stored) = Part::compress(raw)?;
+        Ok(TakenCheckpoint {
+            t,
+            fed,
+            raw_len,
+            stored,
+        })
+    }
+
+    /// The bytes it takes.
+    pub(crate) fn size(&self) -> u64 {
+        self.stored.len() as u64
+    }
+
+    fn part(&self) -> ((u64, u64), Part<'_>) {
+        let part = Part {
+            raw_len: self.raw_len,
+            stored: &self.stored,
+        };
+        ((self.t, self.fed), part)
+    }
+}
+
+/// The most the checkpoints kept in an index take: an eighth of the trace's bytes
+/// (with the allocation maps' quarter, the index stays under half the trace).
+pub(crate) fn checkpoint_room(input: &TraceInput) -> u64 {
+    input.file.len() / 8
+}
+
+/// Keeps `checkpoints` (sorted by time, no time twice) within `room` bytes: every
+/// other one is dropped, the first kept, until they fit (so that those left stay
+/// spread over the run).
+pub(crate) fn thin<T>(checkpoints: &mut Vec<T>, size: impl Fn(&T) -> u64, room: u64) {
+    while checkpoints.len() > 1 && checkpoints.iter().map(&size).sum::<u64>() > room {
+        let mut i = 0;
+        checkpoints.retain(|_| {
+            i += 1;
+            i % 2 == 1
+        });
+    }
+    if checkpoints.iter().map(&size).sum::<u64>() > room {
+        checkpoints.clear();
+    }
+}
+
 /// A window of a run (`from`, `to`), or `None` for the whole run.
 type Window = Option<(u64, u64)>;
 
@@ -342,6 +454,8 @@ struct Parts<'a> {
     alloc: Vec<(Window, Part<'a>)>,
     summary: Option<Part<'a>>,
     whole_run: Option<Part<'a>>,
+    /// Each with its time and the mapping changes fed before it, by time.
+    checkpoints: Vec<((u64, u64), Part<'a>)>,
     damage: Option<String>,
 }
 
@@ -349,6 +463,7 @@ struct Parts<'a> {
 const ALLOC_TAG: &[u8; 4] = b"AMAP";
 const SUMMARY_TAG: &[u8; 4] = b"SUMM";
 const WHOLE_RUN_TAG: &[u8; 4] = b"WRUN";
+const CHECKPOINT_TAG: &[u8; 4] = b"CKPT";
 const PART_HEADER_LEN: usize = 44;
 /// The window of an allocation map holding the whole run.
 const WHOLE_RUN: (u64, u64) = (u64::MAX, u64::MAX);
@@ -388,6 +503,7 @@ fn split(bytes: &[u8], key: IndexKey) -> Result<Parts<'_>, Problem> {
         alloc: Vec::new(),
         summary: None,
         whole_run: None,
+        checkpoints: Vec::new(),
         damage: None,
     };
     let mut tail = &rest[stored.len()..];
@@ -398,6 +514,10 @@ fn split(bytes: &[u8], key: IndexKey) -> Result<Parts<'_>, Problem> {
                 match tag {
                     ALLOC_TAG => parts.alloc.push((window, part)),
                     SUMMARY_TAG => parts.summary = Some(part),
+                    CHECKPOINT_TAG => {
+                        let at = window.unwrap_or(WHOLE_RUN);
+                        parts.checkpoints.push((at, part));
+                    }
                     _ => parts.whole_run = Some(part),
                 }
             }
@@ -411,12 +531,14 @@ fn split(bytes: &[u8], key: IndexKey) -> Result<Parts<'_>, Problem> {
 }
 
 /// The part after the heap model's at the start of `tail`, checked: its tag (one of
-/// [`ALLOC_TAG`], [`SUMMARY_TAG`] and [`WHOLE_RUN_TAG`]), its window and its payload.
+/// [`ALLOC_TAG`], [`SUMMARY_TAG`], [`WHOLE_RUN_TAG`] and [`CHECKPOINT_TAG`]), its window
+/// and its payload.
 fn tail_part(tail: &[u8]) -> Result<(&[u8; 4], Window, Part<'_>), &'static str> {
     let tag = match tail.get(0..4) {
         Some(tag) if tag == ALLOC_TAG => ALLOC_TAG,
         Some(tag) if tag == SUMMARY_TAG => SUMMARY_TAG,
         Some(tag) if tag == WHOLE_RUN_TAG => WHOLE_RUN_TAG,
+        Some(tag) if tag == CHECKPOINT_TAG => CHECKPOINT_TAG,
         _ => return Err("not a part this memlens knows"),
     };
     if tail.len() < PART_HEADER_LEN {
@@ -441,41 +563,47 @@ fn tail_part(tail: &[u8]) -> Result<(&[u8; 4], Window, Part<'_>), &'static str> 
     Ok((tag, window, Part { raw_len, stored }))
 }
 
-/// The bytes of an index of the trace keyed `key` with these parts.
-fn join(key: IndexKey, parts: &Parts<'_>) -> Vec<u8> {
+/// Writes an index of the trace keyed `key` with these parts to `out`, part after part
+/// (no copy of the whole index is made: its parts can be a good share of the trace).
+fn write_index(out: &mut impl Write, key: IndexKey, parts: &Parts<'_>) -> std::io::Result<()> {
     let heap = parts.heap.unwrap_or(Part {
         raw_len: 0,
         stored: &[],
     });
-    let mut bytes = Vec::with_capacity(HEADER_LEN + heap.stored.len());
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&INDEX_VERSION.to_le_bytes());
-    bytes.extend_from_slice(&key.to_bytes());
-    bytes.extend_from_slice(&heap.raw_len.to_le_bytes());
-    bytes.extend_from_slice(&(heap.stored.len() as u64).to_le_bytes());
-    bytes.extend_from_slice(&crc32fast::hash(heap.stored).to_le_bytes());
-    let header_crc = crc32fast::hash(&bytes);
-    bytes.extend_from_slice(&header_crc.to_le_bytes());
-    bytes.extend_from_slice(heap.stored);
+    let mut header = Vec::with_capacity(HEADER_LEN);
+    header.extend_from_slice(MAGIC);
+    header.extend_from_slice(&INDEX_VERSION.to_le_bytes());
+    header.extend_from_slice(&key.to_bytes());
+    header.extend_from_slice(&heap.raw_len.to_le_bytes());
+    header.extend_from_slice(&(heap.stored.len() as u64).to_le_bytes());
+    header.extend_from_slice(&crc32fast::hash(heap.stored).to_le_bytes());
+    let header_crc = crc32fast::hash(&header);
+    header.extend_from_slice(&header_crc.to_le_bytes());
+    out.write_all(&header)?;
+    out.write_all(heap.stored)?;
     let alloc = parts.alloc.iter().map(|&(window, part)| {
         let window = window.unwrap_or(WHOLE_RUN);
         (ALLOC_TAG, window, part)
     });
     let summary = parts.summary.map(|part| (SUMMARY_TAG, (0, 0), part));
     let whole_run = parts.whole_run.map(|part| (WHOLE_RUN_TAG, (0, 0), part));
-    for (tag, (from, to), part) in alloc.chain(summary).chain(whole_run) {
-        let at = bytes.len();
-        bytes.extend_from_slice(tag);
-        bytes.extend_from_slice(&from.to_le_bytes());
-        bytes.extend_from_slice(&to.to_le_bytes());
-        bytes.extend_from_slice(&part.raw_len.to_le_bytes());
-        bytes.extend_from_slice(&(part.stored.len() as u64).to_le_bytes());
-        bytes.extend_from_slice(&crc32fast::hash(part.stored).to_le_bytes());
-        let header_crc = crc32fast::hash(&bytes[at..]);
-        bytes.extend_from_slice(&header_crc.to_le_bytes());
-        bytes.extend_from_slice(part.stored);
+    let checkpoints = parts.checkpoints.iter();
+    let checkpoints = checkpoints.map(|&(at, part)| (CHECKPOINT_TAG, at, part));
+    let all = alloc.chain(summary).chain(whole_run).chain(checkpoints);
+    for (tag, (from, to), part) in all {
+        header.clear();
+        header.extend_from_slice(tag);
+        header.extend_from_slice(&from.to_le_bytes());
+        header.extend_from_slice(&to.to_le_bytes());
+        header.extend_from_slice(&part.raw_len.to_le_bytes());
+        header.extend_from_slice(&(part.stored.len() as u64).to_le_bytes());
+        header.extend_from_slice(&crc32fast::hash(part.stored).to_le_bytes());
+        let header_crc = crc32fast::hash(&header);
+        header.extend_from_slice(&header_crc.to_le_bytes());
+        out.write_all(&header)?;
+        out.write_all(part.stored)?;
     }
-    bytes
+    Ok(())
 }
 
 /// Writes the heap model of `input` into its index (keeping the index's allocation
@@ -500,12 +628,15 @@ pub(crate) fn store(input: &TraceInput, model: &HeapModel) -> Result<PathBuf, St
 /// events, 70 s instead of about 2). Maps of other windows (a window the viewer was
 /// asked to read, then the default one) are kept beside it while they all take less
 /// than that quarter, the oldest dropped first. The whole run at a glance the model
-/// carries, if any, is kept in the same write (even when the map is not). Returns
-/// `Ok(None)` when neither is kept.
+/// carries, if any, is kept in the same write (even when the map is not), and so are
+/// the `checkpoints` its reading took, beside those kept (see `checkpoints.rs`; within
+/// an eighth of the trace's bytes, [`thin`]ned). Returns `Ok(None)` when none of it is
+/// kept.
 pub(crate) fn store_alloc(
     input: &TraceInput,
     window: Option<(u64, u64)>,
     model: &AllocModel,
+    checkpoints: &[TakenCheckpoint],
 ) -> Result<Option<PathBuf>, String> {
     let whole_run = match model.whole_run() {
         Some(map) => Some(Part::compress(&map.encode())?),
@@ -520,10 +651,11 @@ pub(crate) fn store_alloc(
         raw_len,
         stored: &stored,
     });
-    if alloc.is_none() && whole_run.is_none() {
+    if alloc.is_none() && whole_run.is_none() && checkpoints.is_empty() {
         return Ok(None);
     }
-    update(input, New::Alloc(window, alloc, whole_run)).map(Some)
+    let checkpoints = checkpoints.iter().map(TakenCheckpoint::part).collect();
+    update(input, New::Alloc(window, alloc, whole_run, checkpoints)).map(Some)
 }
 
 /// Writes the summary of `input` and its allocator latencies into its index (keeping
@@ -545,8 +677,13 @@ pub(crate) fn store_summary(
 enum New<'a> {
     Heap(Part<'a>),
     /// An allocation map's window and its model, if kept, with the whole run at a
-    /// glance, if any.
-    Alloc(Option<(u64, u64)>, Option<Part<'a>>, Option<Part<'a>>),
+    /// glance, if any, and the checkpoints its reading took.
+    Alloc(
+        Option<(u64, u64)>,
+        Option<Part<'a>>,
+        Option<Part<'a>>,
+        Vec<((u64, u64), Part<'a>)>,
+    ),
     Summary(Part<'a>),
 }
 
@@ -558,15 +695,20 @@ fn update(input: &TraceInput, new: New<'_>) -> Result<PathBuf, String> {
     let kept = current
         .as_ref()
         .and_then(|(_, bytes)| split(bytes, key).ok());
-    let (mut heap, mut alloc, mut summary, mut whole_run) = kept
-        .map_or((None, Vec::new(), None, None), |k| {
-            (k.heap, k.alloc, k.summary, k.whole_run)
+    let (mut heap, mut alloc, mut summary, mut whole_run, mut checkpoints) = kept
+        .map_or((None, Vec::new(), None, None, Vec::new()), |k| {
+            (k.heap, k.alloc, k.summary, k.whole_run, k.checkpoints)
         });
     match new {
         New::Heap(part) => heap = Some(part),
         New::Summary(part) => summary = Some(part),
-        New::Alloc(window, part, map) => {
+        New::Alloc(window, part, map, taken) => {
             whole_run = map.or(whole_run);
+            checkpoints.retain(|(at, _)| taken.iter().all(|(t, _)| t.0 != at.0));
+            checkpoints.extend(taken);
+            checkpoints.sort_unstable_by_key(|(at, _)| at.0);
+            let room = checkpoint_room(input);
+            thin(&mut checkpoints, |(_, p)| p.stored.len() as u64, room);
             alloc.retain(|(held, _)| *held != window);
             alloc.extend(part.map(|part| (window, part)));
             let room = input.file.len() / 4;
@@ -583,11 +725,12 @@ fn update(input: &TraceInput, new: New<'_>) -> Result<PathBuf, String> {
         alloc,
         summary,
         whole_run,
+        checkpoints,
         damage: None,
     };
-    let bytes = join(key, &parts);
+    let write = |out: &mut std::io::BufWriter<std::fs::File>| write_index(out, key, &parts);
     let beside = index_path(input.path());
-    let first = write_atomically(&beside, &bytes);
+    let first = write_atomically(&beside, write);
     if first.is_ok() {
         return Ok(beside);
     }
@@ -596,7 +739,7 @@ fn update(input: &TraceInput, new: New<'_>) -> Result<PathBuf, String> {
     };
     let cached = dir.join(key.file_name());
     std::fs::create_dir_all(&dir)
-        .and_then(|()| write_atomically(&cached, &bytes))
+        .and_then(|()| write_atomically(&cached, write))
         .map(|()| cached)
         .map_err(|e| {
             format!(
@@ -607,13 +750,20 @@ fn update(input: &TraceInput, new: New<'_>) -> Result<PathBuf, String> {
         })
 }
 
-/// Writes `bytes` to a temporary file next to `path` and renames it over `path`, so a
-/// reader never sees half an index.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes a file with `write` to a temporary file next to `path` and renames it over
+/// `path`, so a reader never sees half an index.
+fn write_atomically(
+    path: &Path,
+    write: impl Fn(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".tmp{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
-    let written = std::fs::File::create(&tmp).and_then(|mut f| f.write_all(bytes));
+    let written = std::fs::File::create(&tmp).and_then(|file| {
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        write(&mut out)?;
+        out.flush()
+    });
     match written.and_then(|()| std::fs::rename(&tmp, path)) {
         Ok(()) => Ok(()),
         Err(e) => {

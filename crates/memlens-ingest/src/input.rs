@@ -76,10 +76,17 @@ impl TraceInput {
 
     /// The number of event chunks (the units of the event pass's progress).
     pub fn event_chunks(&self) -> u64 {
+        self.event_chunks_from(0)
+    }
+
+    /// The number of event chunks holding events at or after `t` (trace clock): those
+    /// a reading from `t` reads.
+    pub fn event_chunks_from(&self, t: u64) -> u64 {
         self.file
             .chunks()
             .iter()
             .filter(|c| c.header.kind == memlens_trace::format::ChunkKind::Events)
+            .filter(|c| c.header.t_last >= t)
             .count() as u64
     }
 

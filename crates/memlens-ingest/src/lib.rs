@@ -33,6 +33,7 @@
 
 mod alloc_feed;
 mod alloc_plan;
+mod checkpoints;
 mod damage;
 pub mod follow;
 mod heap_feed;

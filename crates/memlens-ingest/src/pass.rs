@@ -8,7 +8,7 @@
 use std::cell::OnceCell;
 use std::sync::Arc;
 
-use memlens_alloc::{AllocModel, AllocModelBuilder, MappedBytes, WholeRunMap};
+use memlens_alloc::{AllocModel, AllocModelBuilder, MappedBytes, ProcessId, WholeRunMap};
 use memlens_heap::latency::LatencyTable;
 use memlens_heap::summary::Summary;
 use memlens_heap::{HeapModel, format_bytes, format_duration};
@@ -16,6 +16,7 @@ use memlens_trace::{EventStream, MapChange, Metadata};
 
 use crate::alloc_feed::AllocFeed;
 use crate::alloc_plan;
+use crate::checkpoints::{self, Taker};
 use crate::follow::Following;
 use crate::heap_feed::HeapFeed;
 use crate::index::{self, Lookup};
@@ -223,13 +224,12 @@ pub fn ingest(
         .map(|i| alloc_plan::blocks_of(&i.metadata))
         .sum();
     let run_end = alloc_plan::timeline_end(inputs);
-    let mut run_start = 0;
-    let plan = wanted.alloc.then(|| {
+    let spread = wanted.alloc.then(|| alloc_plan::Spread::of(inputs));
+    let run_start = spread.as_ref().map_or(0, |s| s.first().min(run_end));
+    let plan = spread.as_ref().map(|spread| {
         let (budget, why) = alloc_plan::memory_budget();
         models.notes.extend(why);
-        let spread = alloc_plan::Spread::of(inputs);
-        run_start = spread.first().min(run_end);
-        alloc_plan::plan(blocks, run_end, &spread, wanted.alloc_window, budget)
+        alloc_plan::plan(blocks, run_end, spread, wanted.alloc_window, budget)
     });
     // A window reaching the run's end is read from its start to its end: that pass
     // also adds up the whole run at a glance, which every window then carries.
@@ -297,17 +297,42 @@ pub fn ingest(
                 true
             }
         };
-    drop(opened);
     let kept_window = plan.as_ref().and_then(|p| indexed(p.window));
-    let mut alloc = plan.map(|plan| {
-        let mut builder = AllocModelBuilder::new();
-        builder.reserve(plan.blocks as usize);
-        if let Some((from, _)) = plan.window {
-            builder.start_at(from);
-            if to_the_end {
-                builder.track_whole_run(run_start, run_end);
-            }
+    // A window short of the run's end read from the events goes on from the latest
+    // checkpoint kept before it, when nothing else wants the events before it; and
+    // the reading of a window takes the checkpoints missing before it (see
+    // `checkpoints.rs`).
+    let mut resume = match kept_window {
+        Some((from, _)) if !to_the_end && !heap_wanted && !summary_wanted && !keep_summary => {
+            checkpoints::resume(index(), from, &mut models.notes)
         }
+        _ => None,
+    };
+    let resumed_at = resume.as_ref().map(|&(t, fed, _)| (t, fed));
+    let mut taker = kept_window
+        .zip(spread.as_ref())
+        .and_then(|((from, _), spread)| {
+            let after = resumed_at.map_or(run_start, |(t, _)| t);
+            let kept = index().checkpoint_times();
+            let times = checkpoints::schedule(spread, run_end, (after, from), &kept);
+            Taker::new(times, index::checkpoint_room(&inputs[0]))
+        });
+    drop(opened);
+    let mut alloc = plan.map(|plan| {
+        let mut builder = resume.take().map_or_else(
+            || {
+                let mut builder = AllocModelBuilder::new();
+                if let Some((from, _)) = plan.window {
+                    builder.start_at(from);
+                    if to_the_end {
+                        builder.track_whole_run(run_start, run_end);
+                    }
+                }
+                builder
+            },
+            |(_, _, resumed)| resumed,
+        );
+        builder.reserve(plan.blocks as usize);
         builder
     });
     let mut alloc_end = 0u64;
@@ -316,9 +341,11 @@ pub fn ingest(
         let md = &input.metadata;
         let mut heap =
             (first && heap_wanted).then(|| HeapFeed::new(md, names, &wanted.heap_instants));
-        let mut alloc_feed = alloc
-            .as_mut()
-            .map(|b| AllocFeed::new(b, md, input.file.path(), offsets[n]));
+        let mut alloc_feed = alloc.as_mut().map(|b| match resumed_at {
+            // (The resumed builder has the one trace's process already.)
+            Some(_) => AllocFeed::resumed(ProcessId(0), offsets[n]),
+            None => AllocFeed::new(b, md, input.file.path(), offsets[n]),
+        });
         let beside = heap.is_some() || alloc_feed.is_some();
         let mut summary =
             (first && (summary_wanted || keep_summary)).then(|| SummaryFeed::new(md, beside));
@@ -329,13 +356,18 @@ pub fn ingest(
         if heap.is_none() && summary.is_none() && alloc_feed.is_none() {
             continue;
         }
+        // From the checkpoint resumed, if any: its time, its mapping changes fed.
+        let (from, mut fed) = resumed_at.map_or((0, 0), |(t, fed)| {
+            let fed = fed.min(md.mappings.len() as u64);
+            (t.saturating_sub(offsets[n]), fed)
+        });
         progress.start(
             &input.file.path().display().to_string(),
-            input.event_chunks(),
+            input.event_chunks_from(from),
         );
-        let mut stream = EventStream::new(&input.file);
+        let mut stream = EventStream::from_time(&input.file, from);
         let mut marks = md.marks.iter().peekable();
-        let mut mappings = md.mappings.iter().peekable();
+        let mut mappings = md.mappings[fed as usize..].iter().peekable();
         let mut ticks = ChunkProgress::default();
         while let Some(event) = stream.next() {
             let latency = stream.latency_ns();
@@ -351,8 +383,12 @@ pub fn ingest(
             if let (Some(feed), Some(builder)) = (alloc_feed.as_mut(), alloc.as_mut())
                 && event.time() < alloc_until
             {
+                if let Some(taker) = taker.as_mut() {
+                    taker.before_event(event.time() + feed.offset(), builder, fed);
+                }
                 while let Some(change) = mappings.next_if(|m| m.time() <= event.time()) {
                     feed.mapping(builder, md, names, change);
+                    fed += 1;
                 }
                 feed.event(builder, md, names, &event, latency);
             } else if heap.is_none() && summary.is_none() {
@@ -408,7 +444,8 @@ pub fn ingest(
         // A damaged trace is read again (and its damage reported) every time.
         if let (Some(window), [input]) = (kept_window, &inputs[..])
             && input.damage.is_empty()
-            && let Err(why) = index::store_alloc(input, Some(window), &model)
+            && let taken = taker.map_or_else(Vec::new, Taker::finish)
+            && let Err(why) = index::store_alloc(input, Some(window), &model, &taken)
         {
             models.notes.push(format!("no index kept: {why}"));
         }

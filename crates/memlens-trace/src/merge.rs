@@ -16,6 +16,13 @@
 //! decoders (`Spare`), so decoding a chunk allocates nothing and touches no
 //! fresh page.
 //!
+//! A stream may start at a time ([`EventStream::from_time`]): a thread's chunks that
+//! end before it are not read at all, and the events before it in the first chunk
+//! read are skipped, so it gives exactly the events of the whole stream from that
+//! time on, in the same order (the merge orders by time, then thread id, each
+//! thread's clock never going backwards): what a reader resuming from a checkpoint
+//! of the events before that time reads.
+//!
 //! Allocator latencies (recorded with `memlens record --latency`) travel
 //! beside the events rather than inside them: [`EventStream::latency_ns`]
 //! gives the latency of the event last returned, and
@@ -49,17 +56,30 @@ struct Stream {
     /// Stored latency per event (0 = not measured, else ns + 1), or empty.
     latencies: Vec<u32>,
     pos: usize,
+    /// The time the stream starts at: earlier events are skipped.
+    from: u64,
 }
 
 impl Stream {
-    /// Loads a chunk's events and latencies; returns the previous chunk's
-    /// vectors.
+    /// Loads a chunk's events and latencies, skipping those before the stream's
+    /// start (only ever in its first chunk); returns the previous chunk's vectors.
     fn load(&mut self, events: Vec<Event>, latencies: Vec<u32>) -> Buffers {
-        self.pos = 0;
+        let from = self.from;
+        self.pos = events.iter().take_while(|e| e.time() < from).count();
         (
             std::mem::replace(&mut self.events, events),
             std::mem::replace(&mut self.latencies, latencies),
         )
+    }
+
+    /// Whether an event is left in the loaded chunk.
+    fn has_next(&self) -> bool {
+        self.pos < self.events.len()
+    }
+
+    /// The time of the next event; call only when [`Stream::has_next`].
+    fn next_time(&self) -> u64 {
+        self.events[self.pos].time()
     }
 
     /// The event at `pos` and its stored latency; advances.
@@ -194,23 +214,34 @@ pub fn read_event_chunk(
 impl<'a> EventStream<'a> {
     /// Prepares the merge over every event chunk of `trace`.
     pub fn new(trace: &'a TraceFile) -> Self {
+        Self::from_time(trace, 0)
+    }
+
+    /// Prepares the merge over the events of `trace` at or after `from` (see the
+    /// module documentation): the chunks that end before it are never read.
+    pub fn from_time(trace: &'a TraceFile, from: u64) -> Self {
         let all = trace.chunks();
         let mut per_thread: HashMap<u32, VecDeque<usize>> = HashMap::default();
         for (i, c) in all.iter().enumerate() {
-            if c.header.kind == ChunkKind::Events {
+            if c.header.kind == ChunkKind::Events && c.header.t_last >= from {
                 per_thread.entry(c.header.stream).or_default().push_back(i);
             }
         }
+        // A thread opens at its first event's time, or at the stream's start when its
+        // first chunk starts before it: never later than its first event, which is
+        // what the merge needs (the events before the start are skipped, so that
+        // first event is not known before the chunk is decoded).
+        let opens = |chunks: &VecDeque<usize>| all[chunks[0]].header.t_first.max(from);
         let mut pending: Vec<(u64, u32)> = per_thread
             .iter()
-            .map(|(tid, chunks)| (all[chunks[0]].header.t_first, *tid))
+            .map(|(tid, chunks)| (opens(chunks), *tid))
             .collect();
         pending.sort_unstable_by(|a, b| b.cmp(a));
         // The order in which the merge will ask for chunks: a thread's first
-        // chunk at its first time, every later one at the previous one's last.
+        // chunk when it opens, every later one at the previous one's last time.
         let mut demand: Vec<(u64, u32, usize)> = Vec::new();
         for (tid, chunks) in &per_thread {
-            let mut key = all[chunks[0]].header.t_first;
+            let mut key = opens(chunks);
             for &i in chunks {
                 demand.push((key, *tid, i));
                 key = all[i].header.t_last;
@@ -233,6 +264,7 @@ impl<'a> EventStream<'a> {
                         events: Vec::new(),
                         latencies: Vec::new(),
                         pos: 0,
+                        from,
                     },
                 )
             })
@@ -370,8 +402,8 @@ impl<'a> EventStream<'a> {
             if let Some(d) = damage {
                 self.damage.push(d);
             }
-            if !events.is_empty() {
-                self.spare.give(stream.load(events, latencies));
+            self.spare.give(stream.load(events, latencies));
+            if stream.has_next() {
                 self.solo = Some(stream);
                 return true;
             }
@@ -394,23 +426,28 @@ impl<'a> EventStream<'a> {
             if let Some(d) = damage {
                 self.damage.push(d);
             }
-            if !events.is_empty() {
-                let stream = self.streams.get_mut(&tid).expect("checked above");
-                self.spare.give(stream.load(events, latencies));
+            let stream = self.streams.get_mut(&tid).expect("checked above");
+            self.spare.give(stream.load(events, latencies));
+            if stream.has_next() {
                 return true;
             }
         }
     }
 
-    fn open_pending_up_to(&mut self, t: u64) {
-        while let Some(&(first, tid)) = self.pending.last() {
-            if first > t {
+    /// Opens every thread that opens no later than the earliest event of the open
+    /// ones (or the first to open, when none is), so that the next event emitted is
+    /// the earliest of all. A thread's opening time is at most its first event's
+    /// (exactly it, unless the stream starts inside its first chunk), so the earliest
+    /// event may move back as threads open: the horizon is taken again each time.
+    fn open_pending(&mut self) {
+        while let Some(&(opens, tid)) = self.pending.last() {
+            if self.heap.peek().is_some_and(|Reverse((t, _))| opens > *t) {
                 break;
             }
             self.pending.pop();
             if self.refill(tid) {
-                let s = &self.streams[&tid];
-                self.heap.push(Reverse((s.events[0].time(), tid)));
+                let t = self.streams[&tid].next_time();
+                self.heap.push(Reverse((t, tid)));
             } else {
                 self.streams.remove(&tid);
             }
@@ -459,25 +496,18 @@ impl EventStream<'_> {
                 self.solo = self.streams.remove(&tid);
                 continue;
             }
-            let horizon = match self.heap.peek() {
-                Some(Reverse((t, _))) => *t,
-                None => match self.pending.last() {
-                    Some(&(t, _)) => t,
-                    None => return None,
-                },
-            };
-            // Open every thread whose first chunk starts no later than the
-            // earliest event we are about to emit.
-            self.open_pending_up_to(horizon);
+            // Open every thread that opens no later than the earliest event we are
+            // about to emit.
+            self.open_pending();
             let Reverse((_, tid)) = self.heap.pop()?;
             let stream = self.streams.get_mut(&tid)?;
             let (event, latency) = stream.take()?;
             self.last_latency = latency;
-            if stream.pos < stream.events.len() {
-                let t = stream.events[stream.pos].time();
+            if stream.has_next() {
+                let t = stream.next_time();
                 self.heap.push(Reverse((t, tid)));
             } else if self.refill(tid) {
-                let t = self.streams[&tid].events[0].time();
+                let t = self.streams[&tid].next_time();
                 self.heap.push(Reverse((t, tid)));
             } else {
                 self.streams.remove(&tid);

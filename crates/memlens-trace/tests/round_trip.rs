@@ -2,7 +2,7 @@
 
 mod common;
 
-use memlens_trace::{Event, EventStream, Metadata, TraceFile};
+use memlens_trace::{Event, EventStream, Metadata, TraceFile, TraceWriter};
 
 fn open(bytes: &[u8]) -> (tempfile::TempDir, TraceFile) {
     let dir = tempfile::tempdir().unwrap();
@@ -99,5 +99,47 @@ fn an_attached_recording_says_it_starts_mid_run() {
         let md = Metadata::load(&trace, &mut damage);
         assert!(damage.is_empty());
         assert_eq!(md.attached, want);
+    }
+}
+
+/// A stream started at a time gives exactly the whole stream's events from that time
+/// on, in the same order, ties between threads included, without reading the chunks
+/// that end before it.
+#[test]
+fn a_stream_from_a_time_is_the_rest_of_the_whole_stream() {
+    // Three threads whose clocks tie often: times step by 10 every three events.
+    let events: Vec<Event> = (0..6000u64)
+        .map(|i| Event::Alloc {
+            t: 1000 + (i / 3) * 10 + (i % 2) * 10,
+            tid: [3, 7, 9][(i % 3) as usize],
+            addr: 0x1000 + i * 16,
+            size: 16,
+            stack: 1,
+            func: memlens_trace::AllocFn::Malloc,
+        })
+        .collect();
+    let mut w = TraceWriter::new(Vec::new(), true)
+        .unwrap()
+        .with_chunk_bytes(700);
+    w.meta(&common::process()).unwrap();
+    events.iter().for_each(|e| w.event(e).unwrap());
+    let (_dir, trace) = open(&w.finish().unwrap());
+    let whole: Vec<Event> = EventStream::new(&trace).collect();
+    assert_eq!(whole.len(), events.len());
+    for from in [0, 1000, 1005, 1010, 11_230, 19_990, 20_000, 20_010, 40_000] {
+        let mut stream = EventStream::from_time(&trace, from);
+        let rest: Vec<Event> = stream.by_ref().collect();
+        let want: Vec<Event> = whole.iter().filter(|e| e.time() >= from).copied().collect();
+        assert_eq!(rest, want, "from {from}");
+        assert!(stream.damage().is_empty());
+        // The chunks that end before the start are not read.
+        let read = stream.chunks_done() as usize;
+        let ending_after = trace
+            .chunks()
+            .iter()
+            .filter(|c| c.header.kind == memlens_trace::format::ChunkKind::Events)
+            .filter(|c| c.header.t_last >= from)
+            .count();
+        assert_eq!(read, ending_after, "from {from}");
     }
 }

@@ -213,9 +213,12 @@ fn a_window_is_kept_in_the_index_and_read_back_without_the_events() {
     let kept = std::fs::read(&index).expect("the window was kept in an index");
     let part = kept.windows(4).position(|w| w == b"AMAP");
     let part = part.expect("the index has an allocation-map part");
+    // (A quarter of the trace for the maps, an eighth for the checkpoints its reading
+    // took on the way to the window.)
+    let trace_len = std::fs::metadata(&trace).expect("the trace").len();
     assert!(
-        (kept.len() as u64) < std::fs::metadata(&trace).expect("the trace").len() / 4 + 100,
-        "the index takes {} bytes",
+        (kept.len() as u64) < trace_len / 4 + trace_len / 8 + 100,
+        "the index takes {} bytes of {trace_len}",
         kept.len()
     );
 
@@ -257,10 +260,13 @@ fn a_window_is_kept_in_the_index_and_read_back_without_the_events() {
     // reaches the run's end), is rebuilt, with one note, into the same picture.
     let whole = kept.windows(4).position(|w| w == b"WRUN");
     let whole = whole.expect("the window to the run's end keeps the whole run's map");
-    assert!(whole > part, "the parts' order");
+    // (The checkpoints its reading took come after it.)
+    let checkpoints = kept.windows(4).position(|w| w == b"CKPT");
+    let checkpoints = checkpoints.expect("the reading took checkpoints");
+    assert!(part < whole && whole < checkpoints, "the parts' order");
     for ((from, to), what) in [
         ((part, whole), "its allocation map"),
-        ((whole, kept.len()), "its whole-run map"),
+        ((whole, checkpoints), "its whole-run map"),
     ] {
         let mut damaged = kept.clone();
         let middle = from + (to - from) / 2;
@@ -289,4 +295,77 @@ fn a_window_is_kept_in_the_index_and_read_back_without_the_events() {
             "not rewritten whole"
         );
     }
+}
+
+#[test]
+fn a_window_goes_on_from_a_checkpoint_kept_in_the_index() {
+    let Some(dir) = recorded_bench("alloc-window-checkpoint", "600000") else {
+        return;
+    };
+    let (trace, index) = (dir.path().join("t.mlens"), dir.path().join("t.mlens.mlidx"));
+    let picture = || std::fs::read(dir.path().join("out.png")).expect("a picture");
+
+    // The default window's reading goes through the run before it, taking checkpoints.
+    render(dir.path(), &[], Some("8M"));
+    let kept = std::fs::read(&index).expect("the window was kept in an index");
+    let checkpoints = kept.windows(4).filter(|w| w == b"CKPT").count();
+    assert!(
+        (16..32).contains(&checkpoints),
+        "{checkpoints} checkpoints kept"
+    );
+    assert!(
+        (kept.len() as u64) < std::fs::metadata(&trace).expect("the trace").len() / 2,
+        "the index takes {} bytes",
+        kept.len()
+    );
+
+    // Another window goes on from the latest checkpoint before it, into the picture a
+    // reading from the run's start draws.
+    let asked = ["--time", "70%..72%"];
+    let resumed = render(dir.path(), &asked, Some("8M"));
+    let resumed_picture = picture();
+    std::fs::remove_file(&index).expect("cannot remove the index");
+    let from_start = render(dir.path(), &asked, Some("8M"));
+    assert_eq!(
+        picture(),
+        resumed_picture,
+        "resumed and read from the start"
+    );
+    assert_eq!(resumed.stderr, from_start.stderr);
+
+    // It reads no event before the checkpoint: damage in the first event chunk (not in
+    // the chunk headers the index is keyed by) goes unseen.
+    std::fs::write(&index, &kept).expect("cannot write the index");
+    let mut bytes = std::fs::read(&trace).expect("the trace");
+    let at = inside_an_event_chunk(&trace);
+    bytes[at..at + 64].iter_mut().for_each(|b| *b ^= 0x5a);
+    std::fs::write(&trace, &bytes).expect("cannot write the trace");
+    let unseen = render(dir.path(), &asked, Some("8M"));
+    assert_eq!(unseen.stderr, resumed.stderr, "the damage was read");
+    assert_eq!(picture(), resumed_picture);
+    bytes[at..at + 64].iter_mut().for_each(|b| *b ^= 0x5a);
+    std::fs::write(&trace, &bytes).expect("cannot restore the trace");
+
+    // A damaged checkpoint is not trusted: one note, and the same picture.
+    let first = kept
+        .windows(4)
+        .position(|w| w == b"CKPT")
+        .expect("a checkpoint");
+    let mut damaged = kept.clone();
+    damaged[first + 60..first + 76]
+        .iter_mut()
+        .for_each(|b| *b ^= 0xa5);
+    std::fs::write(&index, &damaged).expect("cannot write the index");
+    let rebuilt = render(dir.path(), &asked, Some("8M"));
+    let notes: Vec<&str> = rebuilt
+        .stderr
+        .lines()
+        .filter(|l| l.contains("rebuilding"))
+        .collect();
+    assert!(
+        notes.len() == 1 && notes[0].contains("is damaged ("),
+        "{}",
+        rebuilt.stderr
+    );
+    assert_eq!(picture(), resumed_picture);
 }

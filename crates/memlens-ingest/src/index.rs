@@ -16,11 +16,11 @@
 //! (`memlens-alloc`'s `AllocModelBuilder::checkpoint`: the live set, sites, threads and
 //! mappings at a time), from which the reading of a later window goes on instead of
 //! reading every event from the run's start (see `checkpoints.rs`). Each part is
-//! written by the command that built it, keeping the others. It lives beside the trace as `<trace>.mlidx`, or, when that directory
-//! is not writable, under `$XDG_CACHE_HOME/memlens/` (`~/.cache/memlens/`) named by
-//! the trace's key. It is never required: a missing index is built, a stale, damaged
-//! or foreign one is rebuilt (with one sentence saying why), and deleting it is always
-//! safe.
+//! written by the command that built it, keeping the others. It lives beside the
+//! trace as `<trace>.mlidx`, or, when that directory is not writable, under
+//! `$XDG_CACHE_HOME/memlens/` (`~/.cache/memlens/`) named by the trace's key. It is
+//! never required: a missing index is built, a stale, damaged or foreign one is
+//! rebuilt (with one sentence saying why), and deleting it is always safe.
 //!
 //! ```text
 //!  0  magic          8  "MLIDX\r\n\x1a"

@@ -12,7 +12,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use crate::scale::{Measured, run_measured};
+use crate::scale::{Measured, rebuild_notes, run_measured};
 use crate::support::trace::memlens;
 use crate::support::{FRAME_POINTER_FLAGS, Lang, alloc_bench_source, compile, record, test_dir};
 
@@ -275,11 +275,7 @@ fn a_window_is_kept_in_the_index_and_read_back_without_the_events() {
             .for_each(|b| *b ^= 0xa5);
         std::fs::write(&index, &damaged).expect("cannot write the index");
         let rebuilt = render(dir.path(), &[], Some("8M"));
-        let notes: Vec<&str> = rebuilt
-            .stderr
-            .lines()
-            .filter(|l| l.contains("rebuilding"))
-            .collect();
+        let notes = rebuild_notes(&rebuilt.stderr);
         assert!(
             notes.len() == 1 && notes[0].contains(&format!("is damaged ({what}")),
             "{}",
@@ -357,11 +353,7 @@ fn a_window_goes_on_from_a_checkpoint_kept_in_the_index() {
         .for_each(|b| *b ^= 0xa5);
     std::fs::write(&index, &damaged).expect("cannot write the index");
     let rebuilt = render(dir.path(), &asked, Some("8M"));
-    let notes: Vec<&str> = rebuilt
-        .stderr
-        .lines()
-        .filter(|l| l.contains("rebuilding"))
-        .collect();
+    let notes = rebuild_notes(&rebuilt.stderr);
     assert!(
         notes.len() == 1 && notes[0].contains("is damaged ("),
         "{}",

@@ -198,7 +198,7 @@ fn modified(path: &Path) -> SystemTime {
 }
 
 /// The lines of `stderr` that say an index is being rebuilt.
-fn rebuild_notes(stderr: &str) -> Vec<&str> {
+pub(crate) fn rebuild_notes(stderr: &str) -> Vec<&str> {
     stderr
         .lines()
         .filter(|l| l.contains("rebuilding"))

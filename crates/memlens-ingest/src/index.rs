@@ -624,8 +624,8 @@ pub(crate) fn store(input: &TraceInput, model: &HeapModel) -> Result<PathBuf, St
 /// stored in about 8 bytes per block against the trace's 5 per allocation and free,
 /// so the whole run's map of a trace is not kept (it would be larger than the trace
 /// and read only about 1.5 times faster), while the window of a run too large for the
-/// map's memory is (reading it again means reading every event before its end: on 10⁹
-/// events, 70 s instead of about 2). Maps of other windows (a window the viewer was
+/// map's memory is (reading the one reaching the run's end again means reading every
+/// event: on 10⁹ events, 70 s instead of about 2; another, from a checkpoint, about 4). Maps of other windows (a window the viewer was
 /// asked to read, then the default one) are kept beside it while they all take less
 /// than that quarter, the oldest dropped first. The whole run at a glance the model
 /// carries, if any, is kept in the same write (even when the map is not), and so are

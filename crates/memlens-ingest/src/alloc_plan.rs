@@ -384,4 +384,19 @@ mod tests {
         let (from, to) = p.window.expect("a window");
         assert!(((to - from) as f64 - 4e9).abs() < 2e7, "{}", to - from);
     }
+
+    #[test]
+    fn the_time_by_which_a_share_of_the_events_was_recorded() {
+        // Evenly: a share of the events is that share of the run.
+        let t = even().time_at_share(0.25, 10_000_000_000).expect("chunks");
+        assert!((t as f64 - 2.5e9).abs() < 1e7, "{t}");
+        // In a burst: 10 events in 9 s, then 1 M in the last second; half the events
+        // are recorded half a second into the burst.
+        let mut chunks = vec![(0, 8_999_999_999, 10)];
+        chunks.push((9_000_000_000, 9_999_999_999, 1_000_000));
+        let t = Spread::from_chunks(chunks).time_at_share(0.5, 10_000_000_000);
+        let t = t.expect("chunks");
+        assert!((t as f64 - 9.5e9).abs() < 1e7, "{t}");
+        assert_eq!(Spread::default().time_at_share(0.5, 100), None);
+    }
 }

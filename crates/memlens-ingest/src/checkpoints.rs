@@ -145,3 +145,41 @@ impl Taker {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A builder before its window, and the times of the checkpoints `taker` took
+    /// while the events at `times` went past it.
+    fn taken(schedule: Vec<u64>, times: &[u64], room: u64) -> Vec<(u64, u64)> {
+        let mut builder = AllocModelBuilder::new();
+        builder.start_at(u64::MAX);
+        let mut taker = Taker::new(schedule, room).expect("times to take");
+        for (fed, &t) in times.iter().enumerate() {
+            taker.before_event(t, &builder, fed as u64);
+        }
+        let taken = taker.finish().into_iter();
+        taken.map(|c| (c.t, c.fed)).collect()
+    }
+
+    #[test]
+    fn a_checkpoint_is_taken_before_the_first_event_at_or_after_its_time() {
+        // Before the event at 10 (two events fed), and at 30 for 20 and 25 both: the
+        // latest instant due, every event fed being before the earliest.
+        let got = taken(vec![10, 20, 25, 50], &[5, 7, 10, 15, 30, 40], u64::MAX);
+        assert_eq!(got, vec![(10, 2), (25, 4)]);
+        // Events out of time order: none is kept.
+        assert!(taken(vec![10], &[5, 12, 8], u64::MAX).is_empty());
+        // Within the room: every other one dropped, the first kept.
+        let all = taken(vec![1, 2, 3, 4, 5], &[1, 2, 3, 4, 5], u64::MAX);
+        let mut builder = AllocModelBuilder::new();
+        builder.start_at(u64::MAX);
+        let raw = builder.checkpoint().expect("before the window");
+        let size = index::TakenCheckpoint::new(0, 0, &raw).map(|c| c.size());
+        let room = 3 * size.expect("compressed");
+        let thinned = taken(vec![1, 2, 3, 4, 5], &[1, 2, 3, 4, 5], room);
+        assert_eq!(all.len(), 5);
+        assert_eq!(thinned, vec![all[0], all[2], all[4]]);
+    }
+}

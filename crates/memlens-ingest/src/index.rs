@@ -574,13 +574,7 @@ fn write_index(out: &mut impl Write, key: IndexKey, parts: &Parts<'_>) -> std::i
     header.extend_from_slice(MAGIC);
     header.extend_from_slice(&INDEX_VERSION.to_le_bytes());
     header.extend_from_slice(&key.to_bytes());
-    header.extend_from_slice(&heap.raw_len.to_le_bytes());
-    header.extend_from_slice(&(heap.stored.len() as u64).to_le_bytes());
-    header.extend_from_slice(&crc32fast::hash(heap.stored).to_le_bytes());
-    let header_crc = crc32fast::hash(&header);
-    header.extend_from_slice(&header_crc.to_le_bytes());
-    out.write_all(&header)?;
-    out.write_all(heap.stored)?;
+    write_part(out, &mut header, heap)?;
     let alloc = parts.alloc.iter().map(|&(window, part)| {
         let window = window.unwrap_or(WHOLE_RUN);
         (ALLOC_TAG, window, part)
@@ -595,15 +589,22 @@ fn write_index(out: &mut impl Write, key: IndexKey, parts: &Parts<'_>) -> std::i
         header.extend_from_slice(tag);
         header.extend_from_slice(&from.to_le_bytes());
         header.extend_from_slice(&to.to_le_bytes());
-        header.extend_from_slice(&part.raw_len.to_le_bytes());
-        header.extend_from_slice(&(part.stored.len() as u64).to_le_bytes());
-        header.extend_from_slice(&crc32fast::hash(part.stored).to_le_bytes());
-        let header_crc = crc32fast::hash(&header);
-        header.extend_from_slice(&header_crc.to_le_bytes());
-        out.write_all(&header)?;
-        out.write_all(part.stored)?;
+        write_part(out, &mut header, part)?;
     }
     Ok(())
+}
+
+/// Ends `header` (the file's or a part's, up to its lengths) with `part`'s raw and
+/// stored lengths, its payload's CRC-32 and the header's own, and writes it and the
+/// payload to `out`.
+fn write_part(out: &mut impl Write, header: &mut Vec<u8>, part: Part<'_>) -> std::io::Result<()> {
+    header.extend_from_slice(&part.raw_len.to_le_bytes());
+    header.extend_from_slice(&(part.stored.len() as u64).to_le_bytes());
+    header.extend_from_slice(&crc32fast::hash(part.stored).to_le_bytes());
+    let header_crc = crc32fast::hash(header);
+    header.extend_from_slice(&header_crc.to_le_bytes());
+    out.write_all(header)?;
+    out.write_all(part.stored)
 }
 
 /// Writes the heap model of `input` into its index (keeping the index's allocation

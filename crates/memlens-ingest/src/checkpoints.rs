@@ -14,7 +14,7 @@
 //! changes fed before it. They are kept in the trace's index with the window's model
 //! (`index::store_alloc`, within an eighth of the trace's bytes). The reading of a
 //! later window then goes on from the latest checkpoint at or before its start
-//! ([`resume`]): the event stream starts at the checkpoint's time
+//! (`index::Opened::checkpoint`): the event stream starts at the checkpoint's time
 //! (`memlens-trace`'s `EventStream::from_time`, which never reads the chunks ending
 //! before it) and the mapping changes after those fed; the model is the one the
 //! reading from the run's start makes (tested byte for byte).
@@ -30,7 +30,7 @@
 use memlens_alloc::AllocModelBuilder;
 
 use crate::alloc_plan::Spread;
-use crate::index::{self, Lookup, TakenCheckpoint};
+use crate::index::{self, TakenCheckpoint};
 
 /// How many checkpoints a run gets at most: one per 32nd of its events, so that a
 /// window's reading starts at most a 32nd of the run before it.
@@ -54,24 +54,6 @@ pub(crate) fn schedule(
         .collect();
     times.dedup();
     times
-}
-
-/// The latest checkpoint kept in `index` at or before `window_start`, resumed into the
-/// builder of the window starting there: its time, the mapping changes fed before it,
-/// and the builder. A damaged one adds its sentence to `notes`.
-pub(crate) fn resume(
-    index: &index::Opened,
-    window_start: u64,
-    notes: &mut Vec<String>,
-) -> Option<(u64, u64, AllocModelBuilder)> {
-    match index.checkpoint(window_start) {
-        Lookup::Found(found) => Some(*found),
-        Lookup::Missing => None,
-        Lookup::Rejected(why) => {
-            notes.push(why);
-            None
-        }
-    }
 }
 
 /// Takes the checkpoints of one reading (see the module documentation).

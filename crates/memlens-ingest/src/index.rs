@@ -148,6 +148,21 @@ pub(crate) enum Lookup<T> {
     Rejected(String),
 }
 
+impl<T> Lookup<T> {
+    /// What was found, if anything; a part that cannot be trusted adds its sentence
+    /// to `notes` (and is built again, as a missing one is).
+    pub(crate) fn or_note(self, notes: &mut Vec<String>) -> Option<T> {
+        match self {
+            Lookup::Found(found) => Some(*found),
+            Lookup::Missing => None,
+            Lookup::Rejected(why) => {
+                notes.push(why);
+                None
+            }
+        }
+    }
+}
+
 /// Where the index of `trace` is kept beside it.
 pub fn index_path(trace: &Path) -> PathBuf {
     let mut name = trace.file_name().unwrap_or_default().to_os_string();

@@ -304,7 +304,7 @@ pub fn ingest(
     // `checkpoints.rs`).
     let mut resume = match kept_window {
         Some((from, _)) if !to_the_end && !heap_wanted && !summary_wanted && !keep_summary => {
-            checkpoints::resume(index(), from, &mut models.notes)
+            index().checkpoint(from).or_note(&mut models.notes)
         }
         _ => None,
     };
@@ -459,14 +459,7 @@ pub fn ingest(
 /// The whole run at a glance kept in `index`, if any; a damaged one adds its sentence
 /// to `notes`.
 fn kept_whole_run(index: &index::Opened, notes: &mut Vec<String>) -> Option<Arc<WholeRunMap>> {
-    match index.whole_run() {
-        Lookup::Found(map) => Some(Arc::new(*map)),
-        Lookup::Missing => None,
-        Lookup::Rejected(why) => {
-            notes.push(why);
-            None
-        }
-    }
+    index.whole_run().or_note(notes).map(Arc::new)
 }
 
 /// The allocation map of a window carrying the whole run at a glance, when there is one.

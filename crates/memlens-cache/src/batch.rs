@@ -64,6 +64,16 @@ struct Work {
     row: u32,
 }
 
+impl Work {
+    /// Whether the entry is a dirty victim: its index has the top bit set, which no
+    /// reference's has (a batch holds fewer than `WRITE_BACK / 2`), so the test is
+    /// one of the sign.
+    #[inline(always)]
+    fn is_write_back(&self) -> bool {
+        self.index > WRITE_BACK / 2
+    }
+}
+
 /// The `LOWER` of a pass over any number of levels below the first (there are
 /// fewer than [`MAX_LEVELS`], so no constant count is this one).
 const ANY: usize = MAX_LEVELS;
@@ -306,11 +316,18 @@ impl Hierarchy {
         // Room for the dirty victims, so that the loop makes no call: at most one of
         // the last level per entry, and those of the entry it stops after.
         victims.reserve(queue.len() + count);
-        for (done, work) in queue.iter().enumerate() {
-            if work.index == WRITE_BACK {
+        // Entries come from pass 1 only, which makes a miss's `index` below the
+        // batch's length (`served.len()`) and its `row` below 4 × the regions it
+        // tallies (`below.len() / width`).
+        debug_assert!(queue.iter().all(|w| w.is_write_back()
+            || (w.index as usize) < served.len() && (w.row as usize + 1) * width <= below.len()));
+        // (An iterator, not a counter: how far it went is its length left.)
+        let mut works = queue.iter();
+        while let Some(work) = works.next() {
+            if work.is_write_back() {
                 push(victims, (0, work.addr, RegionId(work.row as u16)));
                 if count > 1 {
-                    return done + 1;
+                    return queue.len() - works.len();
                 }
                 continue;
             }
@@ -328,11 +345,11 @@ impl Hierarchy {
                     break;
                 }
             }
-            if let Some(served) = served.get_mut(work.index as usize) {
-                *served = by as u8;
-            }
-            if let Some(below) = below.get_mut(work.row as usize * width + by) {
-                *below += 1;
+            // SAFETY: `index < served.len()` and `(row + 1) × width ≤ below.len()`
+            // (see above), and `by < width`.
+            unsafe {
+                *served.get_unchecked_mut(work.index as usize) = by as u8;
+                *below.get_unchecked_mut(work.row as usize * width + by) += 1;
             }
             // Fill the levels that missed, the deepest first.
             let (owner, mut stop) = (RegionId((work.row / 4) as u16), false);
@@ -357,7 +374,7 @@ impl Hierarchy {
                 }
             }
             if stop {
-                return done + 1;
+                return queue.len() - works.len();
             }
         }
         queue.len()

@@ -10,16 +10,16 @@
 #[repr(u8)]
 pub enum AccessKind {
     /// A data load.
-    Read,
+    Read = 0,
     /// A data store.
-    Write,
+    Write = 1,
     /// A load and a store of the same bytes by one instruction (Lackey's `M`).
     ///
     /// The cache sees it as one access: it is counted once, as a read, and then
     /// dirties the line (or is written through) like a store.
-    Modify,
+    Modify = 2,
     /// An instruction fetch. The simulator treats it as a read.
-    Instruction,
+    Instruction = 3,
 }
 
 impl AccessKind {
@@ -70,7 +70,12 @@ impl LabelId {
 ///
 /// Invariant kept by every source in this crate: `size >= 1`. The simulator also
 /// accepts `size == 0` and treats it as a one-byte access.
+///
+/// Laid out as its fields are listed (`repr(C)`): the address in the first eight
+/// bytes, the rest in the last eight, which [`Reference::from_packed`] fills from
+/// one word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
 pub struct Reference {
     /// The first byte touched.
     pub addr: u64,
@@ -85,6 +90,47 @@ pub struct Reference {
 }
 
 impl Reference {
+    /// The reference at `addr` whose other fields are packed in one word as its
+    /// last eight bytes are laid out: the region in bits 0–15, the label in bits
+    /// 16–31, the size in bits 32–47 and the kind in bits 48–49 (`AccessKind as
+    /// u8`); bits 50–63 are ignored. On a little-endian machine that is two stores:
+    /// how a trace decoder makes its references.
+    #[inline(always)]
+    pub fn from_packed(addr: u64, packed: u64) -> Reference {
+        /// The bits of the packed word that are fields (the kind's two, and below).
+        const FIELDS: u64 = (1 << 50) - 1;
+        #[cfg(target_endian = "little")]
+        {
+            use std::mem::{offset_of, size_of};
+            const {
+                assert!(size_of::<Reference>() == 16 && offset_of!(Reference, region) == 8);
+                assert!(offset_of!(Reference, label) == 10 && offset_of!(Reference, size) == 12);
+                assert!(offset_of!(Reference, kind) == 14);
+            };
+            // SAFETY: `Reference` is `repr(C)` with the offsets just asserted, so the
+            // second word's bytes, low first, are the region, the label, the size,
+            // the kind and one byte of padding; with the mask the kind's byte is 0 to
+            // 3, each the discriminant of an `AccessKind` (`repr(u8)`).
+            unsafe { std::mem::transmute::<[u64; 2], Reference>([addr, packed & FIELDS]) }
+        }
+        #[cfg(not(target_endian = "little"))]
+        {
+            let kind = match packed >> 48 & 3 {
+                0 => AccessKind::Read,
+                1 => AccessKind::Write,
+                2 => AccessKind::Modify,
+                _ => AccessKind::Instruction,
+            };
+            Reference {
+                addr,
+                region: RegionId(packed as u16),
+                label: LabelId((packed >> 16) as u16),
+                size: (packed >> 32) as u16,
+                kind,
+            }
+        }
+    }
+
     /// Makes a reference with no region and no label.
     pub fn new(kind: AccessKind, addr: u64, size: u16) -> Reference {
         Reference {
@@ -129,6 +175,21 @@ mod tests {
     #[test]
     fn a_reference_fits_in_sixteen_bytes() {
         assert_eq!(std::mem::size_of::<Reference>(), 16);
+    }
+
+    #[test]
+    fn a_packed_reference_has_the_fields_packed() {
+        let kinds = [
+            AccessKind::Read,
+            AccessKind::Write,
+            AccessKind::Modify,
+            AccessKind::Instruction,
+        ];
+        for (k, kind) in kinds.into_iter().enumerate() {
+            let packed = 0xFC00_0000_0000_0000 | (k as u64) << 48 | 0x0040_0007_0003;
+            let expected = Reference::new(kind, 0x1234_5678_9ABC, 64).with(RegionId(3), LabelId(7));
+            assert_eq!(Reference::from_packed(0x1234_5678_9ABC, packed), expected);
+        }
     }
 
     #[test]

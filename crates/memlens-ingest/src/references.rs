@@ -10,8 +10,8 @@ use memlens_cache::{
     AccessKind, LabelId, LabelTable, Reference, RegionId, RegionTable, Simulation, TraceInfo,
 };
 use memlens_trace::{
-    Damage, RefBatch, RefItem, RefKind, RefRecord, ReferenceWriter, TraceFile, TraceWriter,
-    read_reference_batches_ahead, read_reference_batches_as, read_references,
+    ConvertRef, Damage, RefBatch, RefItem, RefKind, RefRecord, ReferenceWriter, TraceFile,
+    TraceWriter, read_reference_batches_ahead, read_reference_batches_as, read_references,
 };
 
 /// The simulator's access kind of a trace reference kind.
@@ -37,6 +37,23 @@ pub fn ref_kind(kind: AccessKind) -> RefKind {
 /// A trace record as a simulator reference (region and label kept).
 pub fn reference(r: &RefRecord) -> Reference {
     Reference::new(access_kind(r.kind), r.addr, r.size).with(RegionId(r.region), LabelId(r.label))
+}
+
+/// Trace records as simulator references, as the block decoder makes them: from
+/// the address and the other fields packed in one word ([`RefRecord::pack`]),
+/// which packs them as [`Reference::from_packed`] takes them.
+#[derive(Clone, Copy, Debug)]
+struct ToReference;
+
+impl ConvertRef<Reference> for ToReference {
+    fn convert(&self, r: RefRecord) -> Reference {
+        reference(&r)
+    }
+
+    #[inline(always)]
+    fn convert_packed(&self, addr: u64, packed: u64) -> Reference {
+        Reference::from_packed(addr, packed)
+    }
 }
 
 /// A simulator reference as a trace record.
@@ -106,12 +123,11 @@ pub fn read_all(trace: &TraceFile, limit: usize) -> TraceReferences {
 /// simulation, so the blocks are decoded in place); returns the damaged chunks,
 /// which are skipped.
 pub fn simulate(trace: &TraceFile, simulation: &mut Simulation) -> Vec<Damage> {
-    let convert = |r: RefRecord| reference(&r);
     let read = match std::thread::available_parallelism().map_or(1, |n| n.get()) {
         1 => read_reference_batches_as,
         _ => read_reference_batches_ahead,
     };
-    read(trace, convert, &mut |item| match item {
+    read(trace, ToReference, &mut |item| match item {
         RefBatch::Item(RefItem::Region { id, name, .. }) => {
             simulation.name_region(RegionId(id), name)
         }
@@ -224,6 +240,17 @@ mod tests {
             assert_eq!(access_kind(ref_kind(kind)), kind);
             let r = Reference::new(kind, 0x1040, 8).with(RegionId(3), LabelId(7));
             assert_eq!(reference(&record(&r)), r);
+            // As the block decoder builds it: from the packed fields.
+            let mut x = 0x9E37_79B9_7F4A_7C15u64;
+            for _ in 0..100 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let r = Reference::new(kind, x, (x >> 40) as u16)
+                    .with(RegionId(x as u16), LabelId((x >> 20) as u16));
+                let packed = record(&r).pack();
+                assert_eq!(ToReference.convert_packed(r.addr, packed), r);
+            }
         }
     }
 }

@@ -99,6 +99,55 @@ pub struct RefRecord {
     pub label: u16,
 }
 
+impl RefRecord {
+    /// The fields beside the address packed in one word, as the block decoder's
+    /// fast loop hands them to [`ConvertRef::convert_packed`]: the region in bits
+    /// 0–15, the label in bits 16–31, the size in bits 32–47 and the kind in bits
+    /// 48–49 (the byte order of a 16-byte reference laid out address, region,
+    /// label, size, kind, on a little-endian machine).
+    pub fn pack(&self) -> u64 {
+        u64::from(self.region)
+            | u64::from(self.label) << 16
+            | u64::from(self.size) << 32
+            | (self.kind as u64) << 48
+    }
+
+    /// The record of `addr` and the fields [`RefRecord::pack`] packed.
+    #[inline(always)]
+    pub fn unpack(addr: u64, packed: u64) -> RefRecord {
+        RefRecord {
+            addr,
+            size: (packed >> 32) as u16,
+            kind: RefKind::from_bits((packed >> 48) as u8),
+            region: packed as u16,
+            label: (packed >> 16) as u16,
+        }
+    }
+}
+
+/// How the readers turn each decoded reference into the consumer's type: any
+/// `Fn(RefRecord) -> T` does. The block decoder's fast loop hands over the address
+/// and the other fields packed in one word ([`RefRecord::pack`]), so that a type
+/// laid out alike can be built with two stores instead of five.
+pub trait ConvertRef<T> {
+    /// The consumer's form of `r`.
+    fn convert(&self, r: RefRecord) -> T;
+
+    /// The consumer's form of the reference at `addr` whose other fields are
+    /// `packed` (see [`RefRecord::pack`]).
+    #[inline(always)]
+    fn convert_packed(&self, addr: u64, packed: u64) -> T {
+        self.convert(RefRecord::unpack(addr, packed))
+    }
+}
+
+impl<T, F: Fn(RefRecord) -> T> ConvertRef<T> for F {
+    #[inline(always)]
+    fn convert(&self, r: RefRecord) -> T {
+        self(r)
+    }
+}
+
 /// One decoded item of a reference stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RefItem {
@@ -166,7 +215,7 @@ pub fn decode_payload_batches(
 pub fn decode_payload_batches_as<T>(
     payload: &[u8],
     block: &mut Vec<T>,
-    convert: impl Fn(RefRecord) -> T,
+    convert: impl ConvertRef<T>,
     emit: &mut dyn FnMut(RefBatch<'_, T>),
 ) -> Result<(), (usize, &'static str)> {
     block.clear();
@@ -201,7 +250,7 @@ fn decode_payload_gathering<T>(
     payload: &[u8],
     block: &mut Vec<T>,
     gather: usize,
-    convert: &impl Fn(RefRecord) -> T,
+    convert: &impl ConvertRef<T>,
     emit: &mut dyn FnMut(Gathered<'_, T>),
 ) -> Result<(), (usize, &'static str)> {
     let flush = |block: &mut Vec<T>, emit: &mut dyn FnMut(Gathered<'_, T>)| {
@@ -392,7 +441,7 @@ pub fn read_reference_batches(
 /// references, or fewer when a region or label comes between).
 pub fn read_reference_batches_as<T>(
     trace: &TraceFile,
-    convert: impl Fn(RefRecord) -> T + Copy,
+    convert: impl ConvertRef<T> + Copy,
     emit: &mut dyn FnMut(RefBatch<'_, T>),
 ) -> Vec<Damage> {
     read_gathered(trace, convert, &mut |gathered| emit(gathered.batch()))
@@ -401,7 +450,7 @@ pub fn read_reference_batches_as<T>(
 /// [`read_reference_batches_as`] handing over the gathered references' vector.
 fn read_gathered<T>(
     trace: &TraceFile,
-    convert: impl Fn(RefRecord) -> T + Copy,
+    convert: impl ConvertRef<T> + Copy,
     emit: &mut dyn FnMut(Gathered<'_, T>),
 ) -> Vec<Damage> {
     let mut block = Vec::with_capacity(GATHER + BLOCK_REFERENCES);
@@ -444,7 +493,7 @@ fn read_gathered<T>(
 /// it. The same items in the same order, and the same damage.
 pub fn read_reference_batches_ahead<T: Send>(
     trace: &TraceFile,
-    convert: impl Fn(RefRecord) -> T + Copy + Send,
+    convert: impl ConvertRef<T> + Copy + Send,
     emit: &mut dyn FnMut(RefBatch<'_, T>),
 ) -> Vec<Damage> {
     /// What the reading thread hands over.
@@ -496,6 +545,29 @@ pub fn read_reference_batches_ahead<T: Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_packed_record_unpacks_to_itself() {
+        for (i, kind) in [
+            RefKind::Read,
+            RefKind::Write,
+            RefKind::Modify,
+            RefKind::Instruction,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let r = RefRecord {
+                addr: 0xFFFF_0000_1234 + i as u64,
+                size: 0xFEDC,
+                kind,
+                region: 0xBA98,
+                label: 0x7654,
+            };
+            assert_eq!(RefRecord::unpack(r.addr, r.pack()), r);
+            assert_eq!(r.pack() >> 48, i as u64);
+        }
+    }
 
     fn streaming_kernel(n: u64) -> Vec<RefRecord> {
         // C[i][j] += A[i][k] * B[k][j] for N = n, doubles, like the cache lens kernel.
@@ -693,11 +765,16 @@ mod tests {
         put_u64(&mut payload, body.len() as u64);
         payload.extend_from_slice(&body);
         let (mut block, mut back) = (Vec::new(), Vec::new());
-        decode_payload_batches_as(&payload, &mut block, |r| (r.addr, r.label), &mut |batch| {
-            if let RefBatch::References(pairs) = batch {
-                back.extend_from_slice(pairs);
-            }
-        })
+        decode_payload_batches_as(
+            &payload,
+            &mut block,
+            |r: RefRecord| (r.addr, r.label),
+            &mut |batch| {
+                if let RefBatch::References(pairs) = batch {
+                    back.extend_from_slice(pairs);
+                }
+            },
+        )
         .unwrap();
         let expected: Vec<(u64, u16)> = refs.iter().map(|r| (r.addr, r.label)).collect();
         assert_eq!(back, expected);

@@ -9,7 +9,7 @@
 //! same loop as [`decode_block`]. The results, including where and why a malformed
 //! block stops, are the same either way (tested on random and damaged blocks).
 
-use crate::refs::{RefKind, RefRecord};
+use crate::refs::{ConvertRef, RefKind, RefRecord};
 use crate::varint::{Cursor, put_u64, unzigzag, zigzag};
 
 /// The largest block count a reader accepts (a guard against hostile lengths).
@@ -22,19 +22,58 @@ const NEW_REGION: u8 = 1 << 4;
 /// The op byte's bits no writer sets.
 const UNKNOWN: u8 = !0x1F;
 
+/// The op bits that announce extras, in each byte of a word of eight ops.
+const EXTRAS_OF_EIGHT: u64 = u64::from_ne_bytes([NEW_SIZE | NEW_REGION; 8]);
+
 /// The per-label prediction state (32 bytes, so that a table is indexed by a shift).
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(align(32))]
 pub(super) struct Prediction {
     addr: u64,
     stride: u64,
-    size: u16,
-    region: u16,
+    /// The label's size, region and own id, packed as [`RefRecord::pack`] packs
+    /// them (with kind 0): what a reference of the label has beside its address
+    /// and kind.
+    packed: u64,
 }
 
+/// The mask of the size in [`Prediction::packed`].
+const SIZE_BITS: u64 = 0xFFFF << 32;
+
 impl Prediction {
+    /// The state of `label` at the start of a block.
+    const fn of_label(label: u16) -> Prediction {
+        Prediction {
+            addr: 0,
+            stride: 0,
+            packed: (label as u64) << 16,
+        }
+    }
+
     fn next_addr(&self) -> u64 {
         self.addr.wrapping_add(self.stride)
+    }
+
+    fn size(&self) -> u16 {
+        (self.packed >> 32) as u16
+    }
+
+    fn region(&self) -> u16 {
+        self.packed as u16
+    }
+
+    fn set_size(&mut self, size: u16) {
+        self.packed = self.packed & !SIZE_BITS | u64::from(size) << 32;
+    }
+
+    fn set_region(&mut self, region: u16) {
+        self.packed = self.packed & !0xFFFF | u64::from(region);
+    }
+
+    /// The fields beside the address of a reference of the label doing `op`.
+    #[inline(always)]
+    fn packed_with(&self, op: u8) -> u64 {
+        self.packed | u64::from(op & 3) << 48
     }
 
     fn advance(&mut self, addr: u64) {
@@ -42,6 +81,18 @@ impl Prediction {
         self.addr = addr;
     }
 }
+
+/// The states of labels 0 to 127 at the start of a block (what the fast loop starts
+/// from when every label of the block is below 128).
+const SMALL_TABLE: [Prediction; 128] = {
+    let mut table = [Prediction::of_label(0); 128];
+    let mut label = 0;
+    while label < 128 {
+        table[label] = Prediction::of_label(label as u16);
+        label += 1;
+    }
+    table
+};
 
 fn state(table: &mut Vec<Prediction>, label: u16) -> &mut Prediction {
     let i = usize::from(label);
@@ -54,7 +105,8 @@ fn state(table: &mut Vec<Prediction>, label: u16) -> &mut Prediction {
 /// Makes room in a prediction table for `label` (rare: once per new label).
 #[cold]
 fn grow(table: &mut Vec<Prediction>, label: u16) {
-    table.resize(usize::from(label) + 1, Prediction::default());
+    let labels = table.len()..=usize::from(label);
+    table.extend(labels.map(|l| Prediction::of_label(l as u16)));
 }
 
 /// Encodes one block of references (the body of a `0x92` record).
@@ -71,15 +123,15 @@ pub fn encode_block(references: &[RefRecord], out: &mut Vec<u8>) {
             previous_label = r.label;
         }
         let p = state(&mut table, r.label);
-        if r.size != p.size {
+        if r.size != p.size() {
             op |= NEW_SIZE;
             put_u64(&mut extras, u64::from(r.size));
-            p.size = r.size;
+            p.set_size(r.size);
         }
-        if r.region != p.region {
+        if r.region != p.region() {
             op |= NEW_REGION;
             put_u64(&mut extras, u64::from(r.region));
-            p.region = r.region;
+            p.set_region(r.region);
         }
         put_u64(
             &mut deltas,
@@ -135,7 +187,7 @@ impl<'a> Columns<'a> {
         let mut extras = Cursor::new(self.extras);
         // The prediction state per label, grown only when a new label comes (label
         // 0's is there from the start), so the lookup per reference is a plain index.
-        let mut table = vec![Prediction::default()];
+        let mut table = vec![Prediction::of_label(0)];
         let mut label = 0u16;
         for &op in &self.ops[..self.count.min(self.ops.len())] {
             if op & UNKNOWN != 0 {
@@ -152,21 +204,25 @@ impl<'a> Columns<'a> {
                 unreachable!("the table grows with every new label")
             };
             if op & NEW_SIZE != 0 {
-                p.size = u16::try_from(extras.u64().ok_or("the extras column is short")?)
-                    .map_err(|_| "a size is too large")?;
+                p.set_size(
+                    u16::try_from(extras.u64().ok_or("the extras column is short")?)
+                        .map_err(|_| "a size is too large")?,
+                );
             }
             if op & NEW_REGION != 0 {
-                p.region = u16::try_from(extras.u64().ok_or("the extras column is short")?)
-                    .map_err(|_| "a region id is too large")?;
+                p.set_region(
+                    u16::try_from(extras.u64().ok_or("the extras column is short")?)
+                        .map_err(|_| "a region id is too large")?,
+                );
             }
             let delta = unzigzag(deltas.u64().ok_or("the deltas column is short")?);
             let addr = p.next_addr().wrapping_add(delta as u64);
             p.advance(addr);
             emit(RefRecord {
                 addr,
-                size: p.size,
+                size: p.size(),
                 kind: RefKind::from_bits(op),
-                region: p.region,
+                region: p.region(),
                 label,
             });
         }
@@ -197,58 +253,65 @@ impl<'a> Columns<'a> {
 
     /// [`Columns::decode`] into `out` (whose spare capacity is at least the count)
     /// for a block that [`Columns::clean`] accepted (`SMALL`: as it returned): the
-    /// loop reads the ops, labels and deltas without a check. Returns how many
-    /// references it wrote, and the reason it stopped early. Not inlined: in a
-    /// function of its own the loop's registers are allocated for it alone.
+    /// loop reads the ops, labels and deltas without a check. Runs of eight
+    /// references whose ops announce no extras and whose deltas are all 0 (the
+    /// strided loops of a kernel: eight zero bytes are eight one-byte deltas of 0)
+    /// are decoded with one test for the eight. Returns how many references it
+    /// wrote, and the reason it stopped early. Not inlined: in a function of its
+    /// own the loop's registers are allocated for it alone.
     #[inline(never)]
     fn decode_clean<T, const SMALL: bool>(
         &self,
         out: &mut [std::mem::MaybeUninit<T>],
-        convert: impl Fn(RefRecord) -> T,
+        convert: &impl ConvertRef<T>,
     ) -> (usize, Result<(), &'static str>) {
         let (mut labels, mut deltas) = (Unchecked::new(self.labels), Unchecked::new(self.deltas));
         let (extras, mut at_extra) = (self.extras, 0);
-        let mut small = [Prediction::default(); 128];
-        let mut table = vec![Prediction::default(); if SMALL { 0 } else { 1 }];
+        let mut small = SMALL_TABLE;
+        let mut table = vec![Prediction::of_label(0); if SMALL { 0 } else { 1 }];
         let mut label = 0u16;
-        for (written, (&op, slot)) in self.ops[..self.count].iter().zip(out).enumerate() {
-            if SMALL && op & NEW_LABEL != 0 {
-                // SAFETY: the column starts with a one-byte varint for every op
-                // announcing a label (`clean`), and each read takes one.
-                label = u16::from(unsafe { labels.byte() });
-            } else if op & NEW_LABEL != 0 {
-                // SAFETY: the column holds a varint for every op announcing a label
-                // (`clean`), and each read takes one: `labels` is not empty.
-                let id = unsafe { labels.next() };
-                let Some(Ok(id)) = id.map(u16::try_from) else {
-                    let reason = match id {
-                        None => "the labels column is short",
-                        Some(_) => "a label id is too large",
+        let count = self.count.min(out.len());
+        let (ops, out) = (&self.ops[..count], &mut out[..count]);
+        let mut at = 0;
+        while at < count {
+            let eight = ops
+                .get(at..at + 8)
+                .and_then(|ops| <&[u8; 8]>::try_from(ops).ok());
+            if let Some(eight) = eight
+                && u64::from_ne_bytes(*eight) & EXTRAS_OF_EIGHT == 0
+                && deltas.zeros::<8>()
+            {
+                let Some(slots) = out.get_mut(at..at + 8) else {
+                    unreachable!("`out` is as long as `ops`")
+                };
+                for (&op, slot) in eight.iter().zip(slots) {
+                    // SAFETY: as for one reference below.
+                    let p = match unsafe { labelled::<SMALL>(op, &mut labels, &mut label) } {
+                        Ok(()) => predicted::<SMALL>(&mut small, &mut table, label),
+                        Err(reason) => return (at, Err(reason)),
                     };
-                    return (written, Err(reason));
-                };
-                label = id;
-                if usize::from(label) >= table.len() {
-                    grow(&mut table, label);
+                    let addr = p.next_addr();
+                    p.addr = addr;
+                    slot.write(convert.convert_packed(addr, p.packed_with(op)));
+                    at += 1;
                 }
+                continue;
             }
-            let p = if SMALL {
-                // SAFETY: `label` is 0 or one byte of the labels column, which `clean`
-                // found below 0x80, the length of `small`.
-                unsafe { small.get_unchecked_mut(usize::from(label)) }
-            } else {
-                let Some(p) = table.get_mut(usize::from(label)) else {
-                    unreachable!("the table grows with every new label")
-                };
-                p
-            };
+            let (op, slot) = (ops[at], &mut out[at]);
+            // SAFETY: the labels column holds a (one-byte, for `SMALL`) varint for
+            // every op announcing a label (`clean`), and each read takes one.
+            if let Err(reason) = unsafe { labelled::<SMALL>(op, &mut labels, &mut label) } {
+                return (at, Err(reason));
+            }
+            let p = predicted::<SMALL>(&mut small, &mut table, label);
             if op & (NEW_SIZE | NEW_REGION) != 0 {
                 std::hint::cold_path();
                 if let Err(reason) = extras_of(op, p, extras, &mut at_extra) {
-                    return (written, Err(reason));
+                    return (at, Err(reason));
                 }
             }
-            // SAFETY: as above, one delta per op: a byte is left.
+            // SAFETY: the deltas column holds a varint for every op (`clean`), and
+            // each read takes one: a byte is left.
             let addr = if unsafe { deltas.zero() } {
                 // As predicted (the stride stays): one test for the usual delta.
                 let addr = p.next_addr();
@@ -258,21 +321,65 @@ impl<'a> Columns<'a> {
                 // SAFETY: as above.
                 let delta = unsafe { deltas.next() };
                 let Some(delta) = delta else {
-                    return (written, Err("the deltas column is short"));
+                    return (at, Err("the deltas column is short"));
                 };
                 let addr = p.next_addr().wrapping_add(unzigzag(delta) as u64);
                 p.advance(addr);
                 addr
             };
-            slot.write(convert(RefRecord {
-                addr,
-                size: p.size,
-                kind: RefKind::from_bits(op),
-                region: p.region,
-                label,
-            }));
+            slot.write(convert.convert_packed(addr, p.packed_with(op)));
+            at += 1;
         }
-        (self.count, Ok(()))
+        (count, Ok(()))
+    }
+}
+
+/// Reads the label that `op` announces, if it does, into `label` (for the fast
+/// loop, [`Columns::decode_clean`]).
+///
+/// # Safety
+///
+/// When `op` announces a label, the labels column holds a varint (a one-byte one
+/// for `SMALL`).
+#[inline(always)]
+unsafe fn labelled<const SMALL: bool>(
+    op: u8,
+    labels: &mut Unchecked,
+    label: &mut u16,
+) -> Result<(), &'static str> {
+    if op & NEW_LABEL == 0 {
+        return Ok(());
+    }
+    if SMALL {
+        // SAFETY: the caller's guarantee.
+        *label = u16::from(unsafe { labels.byte() });
+        return Ok(());
+    }
+    // SAFETY: the caller's guarantee.
+    match unsafe { labels.next() }.map(u16::try_from) {
+        Some(Ok(id)) => {
+            *label = id;
+            Ok(())
+        }
+        None => Err("the labels column is short"),
+        Some(Err(_)) => Err("a label id is too large"),
+    }
+}
+
+/// The prediction state of `label`: in `small` for `SMALL` (where every label is
+/// below 128), else in `table`, grown for a new label.
+#[inline(always)]
+fn predicted<'a, const SMALL: bool>(
+    small: &'a mut [Prediction; 128],
+    table: &'a mut Vec<Prediction>,
+    label: u16,
+) -> &'a mut Prediction {
+    if SMALL {
+        // `SMALL` labels are one byte below 0x80 (`clean`), or 0: the mask only
+        // lets the compiler drop the bounds check.
+        &mut small[usize::from(label) & 0x7F]
+    } else {
+        state(table, label)
     }
 }
 
@@ -325,6 +432,21 @@ impl Unchecked {
         }
         // SAFETY: the byte just read is in the column.
         self.at = unsafe { self.at.add(1) };
+        true
+    }
+
+    /// Reads the next `N` bytes if they are all 0 (`N` one-byte varints of 0), and
+    /// says whether they were (and were there).
+    #[inline(always)]
+    fn zeros<const N: usize>(&mut self) -> bool {
+        // SAFETY: `at` and `end` bound what is left of the column.
+        let left = unsafe { self.end.offset_from_unsigned(self.at) };
+        // SAFETY: `N` bytes are left; `[u8; N]` has alignment 1.
+        if left < N || unsafe { *self.at.cast::<[u8; N]>() } != [0; N] {
+            return false;
+        }
+        // SAFETY: the `N` bytes just read are in the column.
+        self.at = unsafe { self.at.add(N) };
         true
     }
 
@@ -393,11 +515,11 @@ fn extras_of(
 ) -> Result<(), &'static str> {
     if op & NEW_SIZE != 0 {
         let size = varint(extras, at).ok_or("the extras column is short")?;
-        p.size = u16::try_from(size).map_err(|_| "a size is too large")?;
+        p.set_size(u16::try_from(size).map_err(|_| "a size is too large")?);
     }
     if op & NEW_REGION != 0 {
         let region = varint(extras, at).ok_or("the extras column is short")?;
-        p.region = u16::try_from(region).map_err(|_| "a region id is too large")?;
+        p.set_region(u16::try_from(region).map_err(|_| "a region id is too large")?);
     }
     Ok(())
 }
@@ -414,7 +536,7 @@ pub fn decode_block(body: &[u8], emit: &mut dyn FnMut(RefRecord)) -> Result<(), 
 pub(super) fn decode_block_into<T>(
     body: &[u8],
     out: &mut Vec<T>,
-    convert: impl Fn(RefRecord) -> T,
+    convert: &impl ConvertRef<T>,
 ) -> Result<(), &'static str> {
     let columns = Columns::parse(body)?;
     out.reserve(columns.count);
@@ -427,7 +549,7 @@ pub(super) fn decode_block_into<T>(
             let mut written = 0;
             let result = columns.decode(|r| {
                 if let Some(slot) = spare.get_mut(written) {
-                    slot.write(convert(r));
+                    slot.write(convert.convert(r));
                     written += 1;
                 }
             });
@@ -475,6 +597,34 @@ mod tests {
             .collect()
     }
 
+    /// A kernel's references: four labels in turn, each striding (so that most
+    /// deltas are 0 and come in runs), jumping back now and then, with a new size
+    /// or region rarely; labels above 127 for odd seeds.
+    fn strided_references(seed: u64, count: usize) -> Vec<RefRecord> {
+        let base = if seed.is_multiple_of(2) { 1 } else { 300 };
+        let mut x = seed;
+        let mut addrs = [0x1000u64, 0x9000, 0x20000, 0x40000];
+        (0..count)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let l = i % 4;
+                addrs[l] = match x % 97 {
+                    0 => addrs[l] - 4096,
+                    _ => addrs[l] + 8 * (l as u64 + 1),
+                };
+                RefRecord {
+                    addr: addrs[l],
+                    size: if x.is_multiple_of(499) { 4 } else { 8 },
+                    kind: RefKind::from_bits((i / 4) as u8),
+                    region: if x.is_multiple_of(701) { 9 } else { l as u16 + 1 },
+                    label: base + l as u16,
+                }
+            })
+            .collect()
+    }
+
     /// What the general decoder emits and returns, then what the slice decoder
     /// appends and returns.
     type Both = (
@@ -495,9 +645,29 @@ mod tests {
             region: 1,
             label: 1,
         }];
-        let fast = decode_block_into(body, &mut sliced, |r| r);
+        let fast = decode_block_into(body, &mut sliced, &|r| r);
         assert_eq!(sliced.remove(0).addr, 1);
         (emitted, general, sliced, fast)
+    }
+
+    #[test]
+    fn runs_of_predicted_references_decode_as_one_at_a_time() {
+        for seed in 1..9 {
+            let refs = strided_references(seed, 5000);
+            let mut body = Vec::new();
+            encode_block(&refs, &mut body);
+            let (emitted, general, sliced, fast) = both(&body);
+            assert_eq!((&emitted, general), (&refs, Ok(())));
+            assert_eq!((sliced, fast), (emitted, general));
+            for cut in (0..body.len()).step_by(61) {
+                let (emitted, general, sliced, fast) = both(&body[..cut]);
+                assert_eq!((sliced, fast), (emitted, general), "cut at {cut}");
+                let mut flipped = body.clone();
+                flipped[cut] ^= 0x80 | (seed as u8);
+                let (emitted, general, sliced, fast) = both(&flipped);
+                assert_eq!((sliced, fast), (emitted, general), "flipped at {cut}");
+            }
+        }
     }
 
     #[test]

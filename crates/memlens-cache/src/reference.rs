@@ -93,12 +93,23 @@ impl Reference {
     /// The reference at `addr` whose other fields are packed in one word as its
     /// last eight bytes are laid out: the region in bits 0–15, the label in bits
     /// 16–31, the size in bits 32–47 and the kind in bits 48–49 (`AccessKind as
-    /// u8`); bits 50–63 are ignored. On a little-endian machine that is two stores:
-    /// how a trace decoder makes its references.
-    #[inline(always)]
+    /// u8`); bits 50–63 are ignored.
     pub fn from_packed(addr: u64, packed: u64) -> Reference {
         /// The bits of the packed word that are fields (the kind's two, and below).
         const FIELDS: u64 = (1 << 50) - 1;
+        // SAFETY: with the mask, bits 50–63 are 0.
+        unsafe { Reference::from_packed_unchecked(addr, packed & FIELDS) }
+    }
+
+    /// [`Reference::from_packed`] without the mask: on a little-endian machine,
+    /// two stores, which is how a trace decoder makes its references.
+    ///
+    /// # Safety
+    ///
+    /// Bits 50–63 of `packed` are 0 (so that the kind's byte is an `AccessKind`).
+    #[inline(always)]
+    pub unsafe fn from_packed_unchecked(addr: u64, packed: u64) -> Reference {
+        debug_assert!(packed >> 50 == 0, "bits 50-63 of a packed reference are 0");
         #[cfg(target_endian = "little")]
         {
             use std::mem::{offset_of, size_of};
@@ -109,9 +120,10 @@ impl Reference {
             };
             // SAFETY: `Reference` is `repr(C)` with the offsets just asserted, so the
             // second word's bytes, low first, are the region, the label, the size,
-            // the kind and one byte of padding; with the mask the kind's byte is 0 to
-            // 3, each the discriminant of an `AccessKind` (`repr(u8)`).
-            unsafe { std::mem::transmute::<[u64; 2], Reference>([addr, packed & FIELDS]) }
+            // the kind and one byte of padding; the kind's byte is 0 to 3 (the
+            // caller's guarantee), each the discriminant of an `AccessKind`
+            // (`repr(u8)`).
+            unsafe { std::mem::transmute::<[u64; 2], Reference>([addr, packed]) }
         }
         #[cfg(not(target_endian = "little"))]
         {

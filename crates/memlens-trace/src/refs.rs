@@ -135,8 +135,13 @@ pub trait ConvertRef<T> {
 
     /// The consumer's form of the reference at `addr` whose other fields are
     /// `packed` (see [`RefRecord::pack`]).
+    ///
+    /// # Safety
+    ///
+    /// `packed` is as [`RefRecord::pack`] makes it: bits 50–63 are 0. (A type laid
+    /// out alike may then take the word as its bytes.)
     #[inline(always)]
-    fn convert_packed(&self, addr: u64, packed: u64) -> T {
+    unsafe fn convert_packed(&self, addr: u64, packed: u64) -> T {
         self.convert(RefRecord::unpack(addr, packed))
     }
 }

@@ -70,7 +70,9 @@ impl Prediction {
         self.packed = self.packed & !0xFFFF | u64::from(region);
     }
 
-    /// The fields beside the address of a reference of the label doing `op`.
+    /// The fields beside the address of a reference of the label doing `op`,
+    /// packed as [`RefRecord::pack`] packs them: bits 50–63 are 0 (`packed` holds
+    /// three 16-bit fields in bits 0–47, and the kind is two bits).
     #[inline(always)]
     fn packed_with(&self, op: u8) -> u64 {
         self.packed | u64::from(op & 3) << 48
@@ -292,7 +294,8 @@ impl<'a> Columns<'a> {
                     };
                     let addr = p.next_addr();
                     p.addr = addr;
-                    slot.write(convert.convert_packed(addr, p.packed_with(op)));
+                    // SAFETY: `packed_with` leaves bits 50-63 at 0.
+                    slot.write(unsafe { convert.convert_packed(addr, p.packed_with(op)) });
                     at += 1;
                 }
                 continue;
@@ -327,7 +330,8 @@ impl<'a> Columns<'a> {
                 p.advance(addr);
                 addr
             };
-            slot.write(convert.convert_packed(addr, p.packed_with(op)));
+            // SAFETY: as above.
+            slot.write(unsafe { convert.convert_packed(addr, p.packed_with(op)) });
             at += 1;
         }
         (count, Ok(()))
@@ -618,7 +622,11 @@ mod tests {
                     addr: addrs[l],
                     size: if x.is_multiple_of(499) { 4 } else { 8 },
                     kind: RefKind::from_bits((i / 4) as u8),
-                    region: if x.is_multiple_of(701) { 9 } else { l as u16 + 1 },
+                    region: if x.is_multiple_of(701) {
+                        9
+                    } else {
+                        l as u16 + 1
+                    },
                     label: base + l as u16,
                 }
             })

@@ -41,7 +41,7 @@ use crate::hierarchy::Hierarchy;
 use crate::lean::LeanLevel;
 use crate::level::key_of;
 use crate::outcome::{CodeSink, Outcome};
-use crate::reference::{Reference, RegionId};
+use crate::reference::{Reference, ReferenceBounds, RegionId};
 use crate::tally::{BatchTally, RegionTally, tally};
 
 /// A dirty line that left a level: the level, the line's address, the region that
@@ -121,9 +121,15 @@ impl Hierarchy {
     /// how many references it simulated (it stops before a region the statistics
     /// did not have, after making room for it) and whether it stopped before a
     /// reference that spans lines.
+    ///
+    /// With `bounds` that say no reference spans a first-level line, pass 1 leaves
+    /// out its check of each reference's span and region: room is made for every
+    /// region first, and the tallies are a power of two long, so that a region
+    /// masked into them stays in bounds whatever the bounds said.
     pub(crate) fn fast_batch<C: CodeSink>(
         &mut self,
         references: &[Reference],
+        bounds: ReferenceBounds,
         codes: &mut C,
     ) -> (usize, bool) {
         let mut scratch = std::mem::take(&mut self.scratch);
@@ -136,9 +142,18 @@ impl Hierarchy {
         if scratch.queue.len() < 2 * n {
             scratch.queue.resize(2 * n, Work::default());
         }
+        let checks = !bounds.within_lines_of(u64::from(self.levels[0].geometry.line_size));
+        if !checks {
+            self.stats.ensure_region(bounds.max_region);
+        }
         let (regions, width) = (self.stats.region_count(), self.levels.len() + 1);
-        if scratch.below.len() < 4 * regions * width {
-            scratch.below.resize(4 * regions * width, 0);
+        let tallied = if checks {
+            regions
+        } else {
+            regions.next_power_of_two()
+        };
+        if scratch.below.len() < 4 * tallied * width {
+            scratch.below.resize(4 * tallied * width, 0);
         }
         let BatchScratch {
             served,
@@ -147,13 +162,15 @@ impl Hierarchy {
             tally,
             below,
         } = &mut scratch;
-        let below = &mut below[..4 * regions * width];
+        let below = &mut below[..4 * tallied * width];
         let first = {
-            let (tallies, previous) = tally.start(n, regions, C::LINKS);
-            let (r, q) = (references, &mut queue[..]);
-            match C::LINKS {
-                true => self.first_level_pass::<true>(r, q, tallies, previous),
-                false => self.first_level_pass::<false>(r, q, tallies, previous),
+            let (tallies, previous) = tally.start(n, tallied, C::LINKS);
+            let (r, q, t, p) = (references, &mut queue[..], tallies, previous);
+            match (C::LINKS, checks) {
+                (true, true) => self.first_level_pass::<true, true>(r, q, t, p),
+                (true, false) => self.first_level_pass::<true, false>(r, q, t, p),
+                (false, true) => self.first_level_pass::<false, true>(r, q, t, p),
+                (false, false) => self.first_level_pass::<false, false>(r, q, t, p),
             }
         };
         let mut at = 0;
@@ -167,7 +184,7 @@ impl Hierarchy {
             .map(|s| Outcome::served(s, self.levels.len()).code())
             .collect();
         codes.record_batch(&references[..done], &served[..done], tally, &code_of);
-        self.stats.add_batch(&tally.regions, below);
+        self.stats.add_batch(&tally.regions[..tallied], below);
         tally.clear();
         self.scratch = scratch;
         if first.stop == Stop::Region
@@ -191,7 +208,7 @@ impl Hierarchy {
     /// `regions` (every known region) and, when `LINK`, linking it in `previous`,
     /// and queueing the misses and the dirty victims for pass 2 in `queue` (at least
     /// twice as long as `references`).
-    fn first_level_pass<const LINK: bool>(
+    fn first_level_pass<const LINK: bool, const CHECKS: bool>(
         &mut self,
         references: &[Reference],
         queue: &mut [Work],
@@ -202,12 +219,12 @@ impl Hierarchy {
         let (r, q, t, p) = (references, queue, regions, previous);
         // 64-byte lines (the usual) make the line arithmetic constant too.
         match (g.sets.is_power_of_two(), g.ways, g.line_size == 64) {
-            (true, 8, true) => self.first_level_pass_of::<true, 8, 6, LINK>(r, q, t, p),
-            (true, 8, false) => self.first_level_pass_of::<true, 8, 0, LINK>(r, q, t, p),
-            (true, 16, _) => self.first_level_pass_of::<true, 16, 0, LINK>(r, q, t, p),
-            (true, 4, _) => self.first_level_pass_of::<true, 4, 0, LINK>(r, q, t, p),
-            (true, _, _) => self.first_level_pass_of::<true, 0, 0, LINK>(r, q, t, p),
-            (false, _, _) => self.first_level_pass_of::<false, 0, 0, LINK>(r, q, t, p),
+            (true, 8, true) => self.first_level_pass_of::<true, 8, 6, LINK, CHECKS>(r, q, t, p),
+            (true, 8, false) => self.first_level_pass_of::<true, 8, 0, LINK, CHECKS>(r, q, t, p),
+            (true, 16, _) => self.first_level_pass_of::<true, 16, 0, LINK, CHECKS>(r, q, t, p),
+            (true, 4, _) => self.first_level_pass_of::<true, 4, 0, LINK, CHECKS>(r, q, t, p),
+            (true, _, _) => self.first_level_pass_of::<true, 0, 0, LINK, CHECKS>(r, q, t, p),
+            (false, _, _) => self.first_level_pass_of::<false, 0, 0, LINK, CHECKS>(r, q, t, p),
         }
     }
 
@@ -221,6 +238,7 @@ impl Hierarchy {
         const WAYS: usize,
         const SHIFT: u32,
         const LINK: bool,
+        const CHECKS: bool,
     >(
         &mut self,
         references: &[Reference],
@@ -232,7 +250,7 @@ impl Hierarchy {
             unreachable!("the fast path is only enabled for lean levels")
         };
         let (l, r, t, p, q) = (&mut level, references, tallies, previous, queue);
-        first_level_loop::<POW2, WAYS, SHIFT, LINK>(l, r, t, p, q)
+        first_level_loop::<POW2, WAYS, SHIFT, LINK, CHECKS>(l, r, t, p, q)
     }
 
     /// Pass 2: the levels below the first over `queue`, pass 1's misses (storing in
@@ -381,9 +399,18 @@ impl Hierarchy {
     }
 }
 
-/// The loop of pass 1 (see [`Hierarchy::first_level_pass`]).
+/// The loop of pass 1 (see [`Hierarchy::first_level_pass`]). Without `CHECKS`, no
+/// reference spans lines and the tallies are a power of two long, covering every
+/// region (see [`Hierarchy::fast_batch`]): a region is then masked into them
+/// instead of checked.
 #[inline(always)]
-fn first_level_loop<const POW2: bool, const WAYS: usize, const SHIFT: u32, const LINK: bool>(
+fn first_level_loop<
+    const POW2: bool,
+    const WAYS: usize,
+    const SHIFT: u32,
+    const LINK: bool,
+    const CHECKS: bool,
+>(
     level: &mut LeanLevel<'_, WAYS>,
     references: &[Reference],
     tallies: &mut [RegionTally],
@@ -393,26 +420,34 @@ fn first_level_loop<const POW2: bool, const WAYS: usize, const SHIFT: u32, const
     let (n, regions) = (references.len(), tallies.len());
     assert!(!LINK || previous.len() >= n, "room to link every reference");
     assert!(queue.len() >= 2 * n, "room for every miss and victim");
+    assert!(
+        CHECKS || regions.is_power_of_two() && regions <= 1 << 16,
+        "unchecked regions are masked into a power of two of tallies"
+    );
+    let mask = regions.wrapping_sub(1) as u16;
     let mut queued = 0;
     for (index, reference) in references.iter().enumerate() {
         let addr = reference.addr;
-        if level.spans::<SHIFT>(addr, reference.size) {
+        if CHECKS && level.spans::<SHIFT>(addr, reference.size) {
             return FirstPass {
                 done: index,
                 stop: Stop::Span,
                 queued,
             };
         }
-        let region = reference.region;
-        if region.index() >= regions {
+        let region = match CHECKS {
+            true => reference.region,
+            false => RegionId(reference.region.0 & mask),
+        };
+        if CHECKS && region.index() >= regions {
             return FirstPass {
                 done: index,
                 stop: Stop::Region,
                 queued,
             };
         }
-        // SAFETY: `region < regions = tallies.len()`; with `LINK`, `index < n ≤
-        // previous.len()`.
+        // SAFETY: `region < regions = tallies.len()` (checked, or masked below a
+        // power of two); with `LINK`, `index < n ≤ previous.len()`.
         unsafe { tally::<LINK>(tallies, previous, index, region, reference.kind) };
         let line = level.line_of::<SHIFT>(addr);
         let set = level.set_of::<POW2>(line);

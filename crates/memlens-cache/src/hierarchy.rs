@@ -24,7 +24,7 @@ use crate::events::{Event, EventSink, NoEvents, Position, Probe, ProbeKind};
 use crate::geometry::{ConfigError, Geometry, validate};
 use crate::level::Level;
 use crate::outcome::{CodeSink, NoCodes, Outcome};
-use crate::reference::{AccessKind, Reference, RegionId};
+use crate::reference::{AccessKind, Reference, ReferenceBounds, RegionId};
 use crate::stats::Statistics;
 
 /// The demand traffic a level sees.
@@ -259,12 +259,19 @@ impl Hierarchy {
     /// Hierarchies of the fast path's shape take its batched loop; the results are
     /// exactly those of calling [`Hierarchy::access`] with [`NoEvents`] on each.
     pub fn run(&mut self, references: &[Reference]) {
-        self.run_into(references, &mut NoCodes);
+        self.run_into(references, ReferenceBounds::UNKNOWN, &mut NoCodes);
     }
 
     /// [`Hierarchy::run`], also handing every reference's [`Outcome::code`] to
     /// `codes`, in order.
-    pub(crate) fn run_into<C: CodeSink>(&mut self, references: &[Reference], codes: &mut C) {
+    /// `bounds` are what the references are known to keep (see
+    /// [`Simulation::access_all_within`](crate::Simulation::access_all_within)).
+    pub(crate) fn run_into<C: CodeSink>(
+        &mut self,
+        references: &[Reference],
+        bounds: ReferenceBounds,
+        codes: &mut C,
+    ) {
         if !self.fast {
             for reference in references {
                 let outcome = self.access(reference, &mut NoEvents);
@@ -276,7 +283,7 @@ impl Hierarchy {
         while at < references.len() {
             // Batches of at most 64 Ki references (the loop's buffers are per batch).
             let batch = &references[at..references.len().min(at + 64 * 1024)];
-            let (done, general) = self.fast_batch(batch, codes);
+            let (done, general) = self.fast_batch(batch, bounds, codes);
             at += done;
             if general && let Some(reference) = references.get(at) {
                 let outcome = self.access(reference, &mut NoEvents);

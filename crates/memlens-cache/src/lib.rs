@@ -74,7 +74,7 @@ pub use geometry::{ConfigError, Geometry, GeometryProblem};
 pub use hierarchy::{Hierarchy, SlotView};
 pub use label::{LabelTable, TraceInfo};
 pub use outcome::{Involvement, Outcome};
-pub use reference::{AccessKind, LabelId, Reference, RegionId};
+pub use reference::{AccessKind, LabelId, Reference, ReferenceBounds, RegionId};
 pub use region::{Region, RegionTable};
 pub use simulation::{Feed, Simulation};
 pub use stats::{LevelCounters, Statistics};

@@ -7,8 +7,12 @@
 //! zero nibble" and the nibbles in between shift by one. Wider sets use a plain
 //! `u16` array per set.
 //!
-//! Invariant: each set's queue is a permutation of `0..ways`. Unused nibbles of a
-//! packed queue hold `0xF`, which is never a way index when they exist (ways < 16).
+//! Invariant: each set's queue is a permutation of `0..ways`. The unused nibbles of
+//! a packed queue (above the used ones) hold `0xF` at first and may hold anything
+//! later: no operation lets them into the used nibbles. Each reads the used
+//! nibbles, masks them, or moves bits only upwards (the search for a way's nibble
+//! takes the lowest match, and its borrows run upwards), and keeps or shifts the
+//! unused ones above.
 
 /// One nibble set in each of the 16 positions.
 const ONES: u64 = 0x1111_1111_1111_1111;
@@ -157,13 +161,13 @@ pub(crate) fn packed_to_front(queue: u64, way: usize) -> u64 {
 /// Moves the way at the back of a packed queue of `ways` ways to the front.
 #[inline(always)]
 pub(crate) fn packed_back_to_front(queue: u64, ways: usize) -> u64 {
-    // The used nibbles rotate by one; the unused ones (all 0xF) stay. Queues of 16,
-    // 8 and 4 ways are plain rotations of 64, 32 and 16 bits (the nibbles above,
-    // unused, are all ones).
+    // The used nibbles rotate by one. Queues of 16, 8 and 4 ways are plain rotations
+    // of 64, 32 and 16 bits, which leave 0 in the unused nibbles above (no
+    // operation lets those into the used ones: see the module documentation).
     match ways {
         16 => queue.rotate_left(4),
-        8 => u64::from((queue as u32).rotate_left(4)) | !0xFFFF_FFFF,
-        4 => u64::from((queue as u16).rotate_left(4)) | !0xFFFF,
+        8 => u64::from((queue as u32).rotate_left(4)),
+        4 => u64::from((queue as u16).rotate_left(4)),
         _ => {
             let used = low_nibbles(ways);
             let back = (queue >> (4 * (ways - 1))) & 0xF;
@@ -196,7 +200,7 @@ mod tests {
 
     #[test]
     fn packed_and_wide_queues_agree_on_every_operation() {
-        for ways in [1, 2, 3, 8, 15, 16] {
+        for ways in [1, 2, 3, 4, 8, 15, 16] {
             let mut packed = OrderQueues::new(2, ways);
             // Force the wide representation for the same number of ways.
             let mut wide = OrderQueues {

@@ -180,6 +180,33 @@ impl Reference {
     }
 }
 
+/// What every reference of a batch is known to keep, as a trace decoder finds it
+/// ([`crate::Simulation::access_all_within`]): the simulator then leaves out its
+/// own check of each reference's region and of whether it spans lines. Bounds that
+/// do not hold give wrong results, never unsafety.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReferenceBounds {
+    /// No reference's region is above this one.
+    pub max_region: RegionId,
+    /// When not 0: every reference's size is a power of two no larger than this
+    /// (or 0, one byte), and its address a multiple of its size, so that no
+    /// reference spans a line of this many bytes or more.
+    pub aligned_size: u16,
+}
+
+impl ReferenceBounds {
+    /// Bounds that promise nothing.
+    pub const UNKNOWN: ReferenceBounds = ReferenceBounds {
+        max_region: RegionId(u16::MAX),
+        aligned_size: 0,
+    };
+
+    /// Whether no reference spans a line of `line_size` bytes.
+    pub fn within_lines_of(self, line_size: u64) -> bool {
+        self.aligned_size != 0 && u64::from(self.aligned_size) <= line_size
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -187,6 +214,17 @@ mod tests {
     #[test]
     fn a_reference_fits_in_sixteen_bytes() {
         assert_eq!(std::mem::size_of::<Reference>(), 16);
+    }
+
+    #[test]
+    fn aligned_bounds_hold_for_lines_of_their_size_or_more() {
+        let bounds = ReferenceBounds {
+            max_region: RegionId(3),
+            aligned_size: 8,
+        };
+        assert!(bounds.within_lines_of(64) && bounds.within_lines_of(8));
+        assert!(!bounds.within_lines_of(4));
+        assert!(!ReferenceBounds::UNKNOWN.within_lines_of(64));
     }
 
     #[test]

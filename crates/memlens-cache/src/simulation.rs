@@ -16,7 +16,7 @@ use crate::geometry::ConfigError;
 use crate::hierarchy::Hierarchy;
 use crate::outcome::CodeSink;
 use crate::recent::RecentOutcomes;
-use crate::reference::{Reference, RegionId};
+use crate::reference::{Reference, ReferenceBounds, RegionId};
 use crate::region::UNNAMED_REGION;
 use crate::summary::{LevelActivity, LevelSummary, RegionSummary, SimulationSummary};
 
@@ -95,7 +95,15 @@ impl Simulation {
     /// Simulates references in order: the same as [`Simulation::access`] on each,
     /// in one tight loop.
     pub fn access_all(&mut self, references: &[Reference]) {
-        self.cache.run_into(references, &mut self.recent);
+        self.access_all_within(references, ReferenceBounds::UNKNOWN);
+    }
+
+    /// [`Simulation::access_all`] of references known to keep `bounds` (as the
+    /// trace decoder finds them): the loop then leaves out its own check of each
+    /// reference's region and of whether it spans lines. Bounds that do not hold
+    /// give wrong results, never unsafety.
+    pub fn access_all_within(&mut self, references: &[Reference], bounds: ReferenceBounds) {
+        self.cache.run_into(references, bounds, &mut self.recent);
     }
 
     /// Returns a [`Feed`] that takes references one at a time and simulates them in

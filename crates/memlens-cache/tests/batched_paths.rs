@@ -9,7 +9,7 @@
 
 use memlens_cache::{
     AccessKind, Hierarchy, HierarchyConfig, Inclusion, LabelId, LevelConfig, NoEvents, Reference,
-    RegionId, Replacement, Simulation, WritePolicy,
+    ReferenceBounds, RegionId, Replacement, Simulation, WritePolicy,
 };
 
 /// A xorshift stream, reproducible.
@@ -204,6 +204,25 @@ fn stream_of(
         .collect()
 }
 
+/// The bounds that `references` keep, found one by one.
+fn bounds_of(references: &[Reference]) -> ReferenceBounds {
+    let aligned = references.iter().all(|r| {
+        let size = u64::from(r.size.max(1));
+        size.is_power_of_two() && r.addr.is_multiple_of(size)
+    });
+    ReferenceBounds {
+        max_region: references
+            .iter()
+            .map(|r| r.region)
+            .max()
+            .unwrap_or_default(),
+        aligned_size: match aligned {
+            true => references.iter().map(|r| r.size).max().unwrap_or(0).max(1),
+            false => 0,
+        },
+    }
+}
+
 #[test]
 fn batched_simulations_equal_reference_by_reference_ones_on_any_geometry() {
     let mut next = stream(0xB47C4);
@@ -229,7 +248,41 @@ fn batched_simulations_equal_reference_by_reference_ones_on_any_geometry() {
                 single.summary(),
                 "{what}, window {window}, batches"
             );
+            // With the bounds each batch keeps (as the trace decoder gives them),
+            // which leave out the first level's checks when no reference spans its
+            // lines.
+            let mut within = Simulation::new(&config, window).unwrap();
+            for batch in references.chunks(1 + (next() % 5000) as usize) {
+                within.access_all_within(batch, bounds_of(batch));
+            }
+            assert_eq!(
+                within.summary(),
+                single.summary(),
+                "{what}, window {window}, within bounds"
+            );
         }
         assert_batched_is_general(&config, &references, &what);
     }
+}
+
+#[test]
+fn bounds_that_do_not_hold_give_wrong_counts_not_a_crash() {
+    let mut next = stream(0x5EED);
+    let config = hierarchy(
+        2,
+        &[8],
+        Replacement::Lru,
+        (WritePolicy::WriteBack, true),
+        Inclusion::NonInclusive,
+    );
+    // Regions up to 24 and references spanning lines, said to be neither.
+    let mut references = stream_of(&mut next, 5000, 24 * 1024, 9);
+    references.extend((0..100).map(|i| Reference::read(0x10_0000 + 64 * i + 60, 8)));
+    let lie = ReferenceBounds {
+        max_region: RegionId(0),
+        aligned_size: 8,
+    };
+    let mut lied_to = Simulation::new(&config, 100).unwrap();
+    lied_to.access_all_within(&references, lie);
+    assert_eq!(lied_to.summary().references, references.len() as u64);
 }

@@ -7,11 +7,13 @@ use std::io::{self, Write};
 
 use memlens_cache::kernels::Kernel;
 use memlens_cache::{
-    AccessKind, LabelId, LabelTable, Reference, RegionId, RegionTable, Simulation, TraceInfo,
+    AccessKind, LabelId, LabelTable, Reference, ReferenceBounds, RegionId, RegionTable, Simulation,
+    TraceInfo,
 };
 use memlens_trace::{
-    ConvertRef, Damage, RefBatch, RefItem, RefKind, RefRecord, ReferenceWriter, TraceFile,
-    TraceWriter, read_reference_batches_ahead, read_reference_batches_as, read_references,
+    ConvertRef, Damage, RefBatch, RefBounds, RefItem, RefKind, RefRecord, ReferenceWriter,
+    TraceFile, TraceWriter, read_reference_batches_ahead, read_reference_batches_as,
+    read_references,
 };
 
 /// The simulator's access kind of a trace reference kind.
@@ -54,6 +56,15 @@ impl ConvertRef<Reference> for ToReference {
     unsafe fn convert_packed(&self, addr: u64, packed: u64) -> Reference {
         // SAFETY: the caller's guarantee is this one's.
         unsafe { Reference::from_packed_unchecked(addr, packed) }
+    }
+}
+
+/// What the trace decoder found a batch of references to keep, as the simulator
+/// takes it.
+pub fn reference_bounds(bounds: RefBounds) -> ReferenceBounds {
+    ReferenceBounds {
+        max_region: RegionId(bounds.max_region),
+        aligned_size: bounds.aligned_size,
     }
 }
 
@@ -134,7 +145,9 @@ pub fn simulate(trace: &TraceFile, simulation: &mut Simulation) -> Vec<Damage> {
         }
         RefBatch::Item(RefItem::Label { .. }) => simulation.count_label(),
         RefBatch::Item(RefItem::Reference(r)) => simulation.access_all(&[reference(&r)]),
-        RefBatch::References(refs) => simulation.access_all(refs),
+        RefBatch::References(refs, bounds) => {
+            simulation.access_all_within(refs, reference_bounds(bounds))
+        }
     })
 }
 

@@ -56,7 +56,8 @@ pub use record::{
     SYNTHETIC_FRAME_BASE, Segment, StackId, TimeNs, Totals, Unmapping,
 };
 pub use refs::{
-    ConvertRef, RefBatch, RefItem, RefKind, RefRecord, ReferenceWriter, read_reference_batches,
-    read_reference_batches_ahead, read_reference_batches_as, read_references,
+    ConvertRef, RefBatch, RefBounds, RefItem, RefKind, RefRecord, ReferenceWriter,
+    read_reference_batches, read_reference_batches_ahead, read_reference_batches_as,
+    read_references,
 };
 pub use writer::TraceWriter;

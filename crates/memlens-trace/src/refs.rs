@@ -39,8 +39,12 @@ use crate::varint::{Cursor, put_str, put_u64};
 use crate::writer::TraceWriter;
 
 mod block;
+mod bounds;
+mod convert;
 
 pub use block::{decode_block, encode_block};
+pub use bounds::RefBounds;
+pub use convert::ConvertRef;
 
 /// Tags of reference-chunk records.
 pub mod ref_tag {
@@ -99,60 +103,6 @@ pub struct RefRecord {
     pub label: u16,
 }
 
-impl RefRecord {
-    /// The fields beside the address packed in one word, as the block decoder's
-    /// fast loop hands them to [`ConvertRef::convert_packed`]: the region in bits
-    /// 0–15, the label in bits 16–31, the size in bits 32–47 and the kind in bits
-    /// 48–49 (the byte order of a 16-byte reference laid out address, region,
-    /// label, size, kind, on a little-endian machine).
-    pub fn pack(&self) -> u64 {
-        u64::from(self.region)
-            | u64::from(self.label) << 16
-            | u64::from(self.size) << 32
-            | (self.kind as u64) << 48
-    }
-
-    /// The record of `addr` and the fields [`RefRecord::pack`] packed.
-    #[inline(always)]
-    pub fn unpack(addr: u64, packed: u64) -> RefRecord {
-        RefRecord {
-            addr,
-            size: (packed >> 32) as u16,
-            kind: RefKind::from_bits((packed >> 48) as u8),
-            region: packed as u16,
-            label: (packed >> 16) as u16,
-        }
-    }
-}
-
-/// How the readers turn each decoded reference into the consumer's type: any
-/// `Fn(RefRecord) -> T` does. The block decoder's fast loop hands over the address
-/// and the other fields packed in one word ([`RefRecord::pack`]), so that a type
-/// laid out alike can be built with two stores instead of five.
-pub trait ConvertRef<T> {
-    /// The consumer's form of `r`.
-    fn convert(&self, r: RefRecord) -> T;
-
-    /// The consumer's form of the reference at `addr` whose other fields are
-    /// `packed` (see [`RefRecord::pack`]).
-    ///
-    /// # Safety
-    ///
-    /// `packed` is as [`RefRecord::pack`] makes it: bits 50–63 are 0. (A type laid
-    /// out alike may then take the word as its bytes.)
-    #[inline(always)]
-    unsafe fn convert_packed(&self, addr: u64, packed: u64) -> T {
-        self.convert(RefRecord::unpack(addr, packed))
-    }
-}
-
-impl<T, F: Fn(RefRecord) -> T> ConvertRef<T> for F {
-    #[inline(always)]
-    fn convert(&self, r: RefRecord) -> T {
-        self(r)
-    }
-}
-
 /// One decoded item of a reference stream.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RefItem {
@@ -188,7 +138,7 @@ pub fn decode_payload(
     let mut block = Vec::new();
     decode_payload_batches(payload, &mut block, &mut |batch| match batch {
         RefBatch::Item(item) => emit(item),
-        RefBatch::References(refs) => refs.iter().for_each(|&r| emit(RefItem::Reference(r))),
+        RefBatch::References(refs, _) => refs.iter().for_each(|&r| emit(RefItem::Reference(r))),
     })
 }
 
@@ -200,8 +150,9 @@ pub fn decode_payload(
 pub enum RefBatch<'a, T = RefRecord> {
     /// A region or a label ([`RefItem::Reference`] never comes this way).
     Item(RefItem),
-    /// The references of one block (or, gathered, of several), in order.
-    References(&'a [T]),
+    /// The references of one block (or, gathered, of several), in order, and the
+    /// bounds they keep.
+    References(&'a [T], RefBounds),
 }
 
 /// [`decode_payload`] delivering each block's references as one slice, decoded into
@@ -224,7 +175,8 @@ pub fn decode_payload_batches_as<T>(
     emit: &mut dyn FnMut(RefBatch<'_, T>),
 ) -> Result<(), (usize, &'static str)> {
     block.clear();
-    decode_payload_gathering(payload, block, 0, &convert, &mut |gathered| {
+    let mut bounds = RefBounds::EMPTY;
+    decode_payload_gathering(payload, block, &mut bounds, 0, &convert, &mut |gathered| {
         emit(gathered.batch())
     })
 }
@@ -234,7 +186,7 @@ pub fn decode_payload_batches_as<T>(
 /// is cleared afterwards.
 enum Gathered<'a, T> {
     Item(RefItem),
-    References(&'a mut Vec<T>),
+    References(&'a mut Vec<T>, RefBounds),
 }
 
 impl<'a, T> Gathered<'a, T> {
@@ -242,34 +194,38 @@ impl<'a, T> Gathered<'a, T> {
     fn batch(self) -> RefBatch<'a, T> {
         match self {
             Gathered::Item(item) => RefBatch::Item(item),
-            Gathered::References(refs) => RefBatch::References(refs),
+            Gathered::References(refs, bounds) => RefBatch::References(refs, bounds),
         }
     }
 }
 
 /// [`decode_payload_batches_as`] gathering the references of several blocks: they
-/// are appended to `block`, which is handed to `emit` (and cleared) once it holds
-/// `gather` references or more, before any region or label, and before a malformed
-/// record is reported; the caller hands over what is left at its end.
+/// are appended to `block` (and their bounds joined into `bounds`), which is handed
+/// to `emit` (and cleared) once it holds `gather` references or more, before any
+/// region or label, and before a malformed record is reported; the caller hands
+/// over what is left at its end.
 fn decode_payload_gathering<T>(
     payload: &[u8],
     block: &mut Vec<T>,
+    bounds: &mut RefBounds,
     gather: usize,
     convert: &impl ConvertRef<T>,
     emit: &mut dyn FnMut(Gathered<'_, T>),
 ) -> Result<(), (usize, &'static str)> {
-    let flush = |block: &mut Vec<T>, emit: &mut dyn FnMut(Gathered<'_, T>)| {
-        if !block.is_empty() {
-            emit(Gathered::References(block));
-            block.clear();
-        }
-    };
+    let flush =
+        |block: &mut Vec<T>, bounds: &mut RefBounds, emit: &mut dyn FnMut(Gathered<'_, T>)| {
+            if !block.is_empty() {
+                emit(Gathered::References(block, *bounds));
+                block.clear();
+            }
+            *bounds = RefBounds::EMPTY;
+        };
     let mut cur = Cursor::new(payload);
     while !cur.is_empty() {
         let at = cur.position();
         let malformed = |reason| (at, reason);
         let Some(tag) = cur.u8() else {
-            flush(block, emit);
+            flush(block, bounds, emit);
             return Err(malformed("truncated record"));
         };
         let body = match cur.u64().map(usize::try_from) {
@@ -280,14 +236,14 @@ fn decode_payload_gathering<T>(
         let body = match body {
             Ok(body) => body,
             Err(reason) => {
-                flush(block, emit);
+                flush(block, bounds, emit);
                 return Err(malformed(reason));
             }
         };
         let mut b = Cursor::new(body);
         match tag {
             ref_tag::REGION => {
-                flush(block, emit);
+                flush(block, bounds, emit);
                 let id = b.u64().and_then(|v| u16::try_from(v).ok());
                 let (start, len, name) = (b.u64(), b.u64(), b.string());
                 match (id, start, len, name) {
@@ -303,17 +259,18 @@ fn decode_payload_gathering<T>(
                 }
             }
             ref_tag::LABEL => {
-                flush(block, emit);
+                flush(block, bounds, emit);
                 match (b.u64().and_then(|v| u16::try_from(v).ok()), b.string()) {
                     (Some(id), Some(text)) => emit(Gathered::Item(RefItem::Label { id, text })),
                     _ => return Err(malformed("malformed label record")),
                 }
             }
             ref_tag::BLOCK => {
-                let decoded = block::decode_block_into(body, block, convert);
+                let (found, decoded) = block::decode_block_into(body, block, convert);
+                *bounds = bounds.join(found);
                 if decoded.is_err() || block.len() >= gather {
                     // The references before a malformed one are delivered too.
-                    flush(block, emit);
+                    flush(block, bounds, emit);
                 }
                 decoded.map_err(malformed)?;
             }
@@ -428,7 +385,7 @@ impl ReferenceWriter {
 pub fn read_references(trace: &TraceFile, emit: &mut dyn FnMut(RefItem)) -> Vec<Damage> {
     read_reference_batches(trace, &mut |batch| match batch {
         RefBatch::Item(item) => emit(item),
-        RefBatch::References(refs) => refs.iter().for_each(|&r| emit(RefItem::Reference(r))),
+        RefBatch::References(refs, _) => refs.iter().for_each(|&r| emit(RefItem::Reference(r))),
     })
 }
 
@@ -459,6 +416,7 @@ fn read_gathered<T>(
     emit: &mut dyn FnMut(Gathered<'_, T>),
 ) -> Vec<Damage> {
     let mut block = Vec::with_capacity(GATHER + BLOCK_REFERENCES);
+    let mut bounds = RefBounds::EMPTY;
     let mut damage: Vec<Damage> = trace.index_damage().to_vec();
     let (mut scratch, mut payload) = (Vec::new(), Vec::new());
     // One decompression context for every chunk (the trace's own makes one per
@@ -476,7 +434,8 @@ fn read_gathered<T>(
             damage.push(d);
             continue;
         }
-        let decoded = decode_payload_gathering(&payload, &mut block, GATHER, &convert, emit);
+        let decoded =
+            decode_payload_gathering(&payload, &mut block, &mut bounds, GATHER, &convert, emit);
         if let Err((at, reason)) = decoded {
             damage.push(Damage {
                 offset: chunk.offset,
@@ -486,7 +445,7 @@ fn read_gathered<T>(
         }
     }
     if !block.is_empty() {
-        emit(Gathered::References(&mut block));
+        emit(Gathered::References(&mut block, bounds));
     }
     damage.sort_by_key(|d| d.offset);
     damage
@@ -504,7 +463,7 @@ pub fn read_reference_batches_ahead<T: Send>(
     /// What the reading thread hands over.
     enum Ahead<T> {
         Item(RefItem),
-        References(Vec<T>),
+        References(Vec<T>, RefBounds),
     }
     /// Batches decoded and not yet taken (each up to [`GATHER`] references).
     const AHEAD: usize = 2;
@@ -519,12 +478,12 @@ pub fn read_reference_batches_ahead<T: Send>(
             read_gathered(trace, convert, &mut |gathered| {
                 let message = match gathered {
                     Gathered::Item(item) => Ahead::Item(item),
-                    Gathered::References(refs) => {
+                    Gathered::References(refs, bounds) => {
                         // The full vector goes; an empty one takes its place.
                         let mut owned = empty_rx.try_recv().unwrap_or_default();
                         owned.clear();
                         std::mem::swap(refs, &mut owned);
-                        Ahead::References(owned)
+                        Ahead::References(owned, bounds)
                     }
                 };
                 // Only a panic in `emit` drops the receiver; the scope then reports it.
@@ -535,8 +494,8 @@ pub fn read_reference_batches_ahead<T: Send>(
         for message in full_rx {
             match message {
                 Ahead::Item(item) => emit(RefBatch::Item(item)),
-                Ahead::References(refs) => {
-                    emit(RefBatch::References(&refs));
+                Ahead::References(refs, bounds) => {
+                    emit(RefBatch::References(&refs, bounds));
                     let _ = empty_tx.send(refs);
                 }
             }
@@ -550,29 +509,6 @@ pub fn read_reference_batches_ahead<T: Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_packed_record_unpacks_to_itself() {
-        for (i, kind) in [
-            RefKind::Read,
-            RefKind::Write,
-            RefKind::Modify,
-            RefKind::Instruction,
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let r = RefRecord {
-                addr: 0xFFFF_0000_1234 + i as u64,
-                size: 0xFEDC,
-                kind,
-                region: 0xBA98,
-                label: 0x7654,
-            };
-            assert_eq!(RefRecord::unpack(r.addr, r.pack()), r);
-            assert_eq!(r.pack() >> 48, i as u64);
-        }
-    }
 
     fn streaming_kernel(n: u64) -> Vec<RefRecord> {
         // C[i][j] += A[i][k] * B[k][j] for N = n, doubles, like the cache lens kernel.
@@ -701,7 +637,9 @@ mod tests {
         let mut items = Vec::new();
         let damage = read(&mut |batch| match batch {
             RefBatch::Item(item) => items.push(item),
-            RefBatch::References(refs) => items.extend(refs.iter().map(|&r| RefItem::Reference(r))),
+            RefBatch::References(refs, _) => {
+                items.extend(refs.iter().map(|&r| RefItem::Reference(r)))
+            }
         });
         (items, damage)
     }
@@ -775,7 +713,7 @@ mod tests {
             &mut block,
             |r: RefRecord| (r.addr, r.label),
             &mut |batch| {
-                if let RefBatch::References(pairs) = batch {
+                if let RefBatch::References(pairs, _) = batch {
                     back.extend_from_slice(pairs);
                 }
             },

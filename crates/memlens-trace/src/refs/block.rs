@@ -9,6 +9,7 @@
 //! same loop as [`decode_block`]. The results, including where and why a malformed
 //! block stops, are the same either way (tested on random and damaged blocks).
 
+use crate::refs::bounds::{RefBounds, Tracked};
 use crate::refs::{ConvertRef, RefKind, RefRecord};
 use crate::varint::{Cursor, put_u64, unzigzag, zigzag};
 
@@ -29,8 +30,8 @@ const EXTRAS_OF_EIGHT: u64 = u64::from_ne_bytes([NEW_SIZE | NEW_REGION; 8]);
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(align(32))]
 pub(super) struct Prediction {
-    addr: u64,
-    stride: u64,
+    pub(super) addr: u64,
+    pub(super) stride: u64,
     /// The label's size, region and own id, packed as [`RefRecord::pack`] packs
     /// them (with kind 0): what a reference of the label has beside its address
     /// and kind.
@@ -54,11 +55,11 @@ impl Prediction {
         self.addr.wrapping_add(self.stride)
     }
 
-    fn size(&self) -> u16 {
+    pub(super) fn size(&self) -> u16 {
         (self.packed >> 32) as u16
     }
 
-    fn region(&self) -> u16 {
+    pub(super) fn region(&self) -> u16 {
         self.packed as u16
     }
 
@@ -259,16 +260,17 @@ impl<'a> Columns<'a> {
     /// references whose ops announce no extras and whose deltas are all 0 (the
     /// strided loops of a kernel: eight zero bytes are eight one-byte deltas of 0)
     /// are decoded with one test for the eight. Returns how many references it
-    /// wrote, and the reason it stopped early. Not inlined: in a function of its
-    /// own the loop's registers are allocated for it alone.
+    /// wrote, the bounds they keep, and the reason it stopped early. Not inlined:
+    /// in a function of its own the loop's registers are allocated for it alone.
     #[inline(never)]
     fn decode_clean<T, const SMALL: bool>(
         &self,
         out: &mut [std::mem::MaybeUninit<T>],
         convert: &impl ConvertRef<T>,
-    ) -> (usize, Result<(), &'static str>) {
+    ) -> (usize, RefBounds, Result<(), &'static str>) {
         let (mut labels, mut deltas) = (Unchecked::new(self.labels), Unchecked::new(self.deltas));
         let (extras, mut at_extra) = (self.extras, 0);
+        let mut tracked = Tracked::default();
         let mut small = SMALL_TABLE;
         let mut table = vec![Prediction::of_label(0); if SMALL { 0 } else { 1 }];
         let mut label = 0u16;
@@ -290,7 +292,7 @@ impl<'a> Columns<'a> {
                     // SAFETY: as for one reference below.
                     let p = match unsafe { labelled::<SMALL>(op, &mut labels, &mut label) } {
                         Ok(()) => predicted::<SMALL>(&mut small, &mut table, label),
-                        Err(reason) => return (at, Err(reason)),
+                        Err(reason) => return (at, tracked.bounds(), Err(reason)),
                     };
                     let addr = p.next_addr();
                     p.addr = addr;
@@ -304,13 +306,13 @@ impl<'a> Columns<'a> {
             // SAFETY: the labels column holds a (one-byte, for `SMALL`) varint for
             // every op announcing a label (`clean`), and each read takes one.
             if let Err(reason) = unsafe { labelled::<SMALL>(op, &mut labels, &mut label) } {
-                return (at, Err(reason));
+                return (at, tracked.bounds(), Err(reason));
             }
             let p = predicted::<SMALL>(&mut small, &mut table, label);
             if op & (NEW_SIZE | NEW_REGION) != 0 {
                 std::hint::cold_path();
-                if let Err(reason) = extras_of(op, p, extras, &mut at_extra) {
-                    return (at, Err(reason));
+                if let Err(reason) = extras_of(op, p, extras, &mut at_extra, &mut tracked) {
+                    return (at, tracked.bounds(), Err(reason));
                 }
             }
             // SAFETY: the deltas column holds a varint for every op (`clean`), and
@@ -324,17 +326,18 @@ impl<'a> Columns<'a> {
                 // SAFETY: as above.
                 let delta = unsafe { deltas.next() };
                 let Some(delta) = delta else {
-                    return (at, Err("the deltas column is short"));
+                    return (at, tracked.bounds(), Err("the deltas column is short"));
                 };
                 let addr = p.next_addr().wrapping_add(unzigzag(delta) as u64);
                 p.advance(addr);
+                tracked.moved(p);
                 addr
             };
             // SAFETY: as above.
             slot.write(unsafe { convert.convert_packed(addr, p.packed_with(op)) });
             at += 1;
         }
-        (count, Ok(()))
+        (count, tracked.bounds(), Ok(()))
     }
 }
 
@@ -509,21 +512,24 @@ fn varint(column: &[u8], at: &mut usize) -> Option<u64> {
     }
 }
 
-/// Reads the new size and/or region that `op` announces into `p`.
+/// Reads the new size and/or region that `op` announces into `p`, and tracks them.
 #[inline(always)]
 fn extras_of(
     op: u8,
     p: &mut Prediction,
     extras: &[u8],
     at: &mut usize,
+    tracked: &mut Tracked,
 ) -> Result<(), &'static str> {
     if op & NEW_SIZE != 0 {
         let size = varint(extras, at).ok_or("the extras column is short")?;
         p.set_size(u16::try_from(size).map_err(|_| "a size is too large")?);
+        tracked.sized(p);
     }
     if op & NEW_REGION != 0 {
         let region = varint(extras, at).ok_or("the extras column is short")?;
         p.set_region(u16::try_from(region).map_err(|_| "a region id is too large")?);
+        tracked.region(p);
     }
     Ok(())
 }
@@ -536,17 +542,22 @@ pub fn decode_block(body: &[u8], emit: &mut dyn FnMut(RefRecord)) -> Result<(), 
 }
 
 /// [`decode_block`] appended to `out`, converting each reference with `convert`:
-/// `out` gains what [`decode_block`] would emit, converted.
+/// `out` gains what [`decode_block`] would emit, converted. Returns the bounds
+/// those references keep (what the fast loop found, or
+/// [`RefBounds::UNKNOWN`]), and why the block stopped early.
 pub(super) fn decode_block_into<T>(
     body: &[u8],
     out: &mut Vec<T>,
     convert: &impl ConvertRef<T>,
-) -> Result<(), &'static str> {
-    let columns = Columns::parse(body)?;
+) -> (RefBounds, Result<(), &'static str>) {
+    let columns = match Columns::parse(body) {
+        Ok(columns) => columns,
+        Err(reason) => return (RefBounds::UNKNOWN, Err(reason)),
+    };
     out.reserve(columns.count);
     let start = out.len();
     let spare = out.spare_capacity_mut();
-    let (written, result) = match columns.clean() {
+    let (written, bounds, result) = match columns.clean() {
         Some(true) => columns.decode_clean::<T, true>(spare, convert),
         Some(false) => columns.decode_clean::<T, false>(spare, convert),
         None => {
@@ -557,13 +568,13 @@ pub(super) fn decode_block_into<T>(
                     written += 1;
                 }
             });
-            (written, result)
+            (written, RefBounds::UNKNOWN, result)
         }
     };
     // SAFETY: the first `written` slots of the spare capacity, after the `start`
     // initialised ones, were initialised in order just above.
     unsafe { out.set_len(start + written) };
-    result
+    (bounds, result)
 }
 
 #[cfg(test)]
@@ -653,7 +664,7 @@ mod tests {
             region: 1,
             label: 1,
         }];
-        let fast = decode_block_into(body, &mut sliced, &|r| r);
+        let (_, fast) = decode_block_into(body, &mut sliced, &|r| r);
         assert_eq!(sliced.remove(0).addr, 1);
         (emitted, general, sliced, fast)
     }
@@ -674,6 +685,59 @@ mod tests {
                 flipped[cut] ^= 0x80 | (seed as u8);
                 let (emitted, general, sliced, fast) = both(&flipped);
                 assert_eq!((sliced, fast), (emitted, general), "flipped at {cut}");
+            }
+        }
+    }
+
+    /// The bounds of `references`, found one by one.
+    fn bounds_of(references: &[RefRecord]) -> RefBounds {
+        let aligned = references.iter().all(|r| {
+            let size = u64::from(r.size.max(1));
+            size.is_power_of_two() && r.addr.is_multiple_of(size)
+        });
+        let max_size = references.iter().map(|r| r.size).max().unwrap_or(0);
+        RefBounds {
+            max_region: references.iter().map(|r| r.region).max().unwrap_or(0),
+            aligned_size: if aligned { max_size.max(1) } else { 0 },
+        }
+    }
+
+    #[test]
+    fn the_bounds_found_on_the_way_are_the_references_own() {
+        for seed in 1..9 {
+            for odd in [0, 4] {
+                // Aligned kernels, then one label off by four bytes.
+                let mut refs = strided_references(seed, 3000);
+                refs.iter_mut()
+                    .skip(1)
+                    .step_by(4)
+                    .for_each(|r| r.addr += odd);
+                let mut body = Vec::new();
+                encode_block(&refs, &mut body);
+                let mut out = Vec::new();
+                let (found, result) = decode_block_into(&body, &mut out, &|r| r);
+                assert_eq!((out.len(), result), (refs.len(), Ok(())));
+                assert_eq!(found, bounds_of(&refs), "seed {seed}, odd {odd}");
+                assert_eq!(found.aligned_size == 0, odd != 0);
+            }
+            // Random blocks: the bounds found hold, cut or damaged as they may be.
+            let refs = random_references(seed, 3000);
+            let mut body = Vec::new();
+            encode_block(&refs, &mut body);
+            for cut in (0..body.len()).step_by(89) {
+                let mut flipped = body.clone();
+                flipped[cut] ^= 0x40 | (seed as u8);
+                for body in [&body[..cut], &flipped[..]] {
+                    let mut out = Vec::new();
+                    let (found, _) = decode_block_into(body, &mut out, &|r| r);
+                    let own = bounds_of(&out);
+                    assert!(found.max_region >= own.max_region, "cut {cut}");
+                    assert!(found.aligned_size == 0 || found.aligned_size >= own.aligned_size);
+                    assert!(
+                        found.aligned_size == 0 || own.aligned_size != 0,
+                        "cut {cut}"
+                    );
+                }
             }
         }
     }

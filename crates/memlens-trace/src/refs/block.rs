@@ -618,7 +618,7 @@ mod tests {
     fn strided_references(seed: u64, count: usize) -> Vec<RefRecord> {
         let base = if seed.is_multiple_of(2) { 1 } else { 300 };
         let mut x = seed;
-        let mut addrs = [0x1000u64, 0x9000, 0x20000, 0x40000];
+        let mut addrs = [0x10_0000u64, 0x20_0000, 0x30_0000, 0x40_0000];
         (0..count)
             .map(|i| {
                 x ^= x << 13;
@@ -699,6 +699,21 @@ mod tests {
         RefBounds {
             max_region: references.iter().map(|r| r.region).max().unwrap_or(0),
             aligned_size: if aligned { max_size.max(1) } else { 0 },
+        }
+    }
+
+    #[test]
+    fn counts_of_bytes_equal_a_plain_count_at_every_length() {
+        let bytes: Vec<u8> = (0..40_000u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for len in [
+            0, 1, 31, 32, 33, 255, 8159, 8160, 8161, 16_320, 16_500, 40_000,
+        ] {
+            let bytes = &bytes[..len];
+            let plain = bytes.iter().filter(|&&b| b < 0x80).count();
+            assert_eq!(count(bytes, |b| !b >> 7), plain, "{len}");
+            assert_eq!(count(&vec![0xFF; len], |b| b & 1), len, "{len} ones");
         }
     }
 

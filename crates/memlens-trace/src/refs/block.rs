@@ -105,11 +105,15 @@ fn state(table: &mut Vec<Prediction>, label: u16) -> &mut Prediction {
     &mut table[i]
 }
 
-/// Makes room in a prediction table for `label` (rare: once per new label).
+/// Makes room in a prediction table for `label` (rare: once per new label): the
+/// new states are zeroed in one fill, then given their labels.
 #[cold]
 fn grow(table: &mut Vec<Prediction>, label: u16) {
-    let labels = table.len()..=usize::from(label);
-    table.extend(labels.map(|l| Prediction::of_label(l as u16)));
+    let start = table.len();
+    table.resize(usize::from(label) + 1, Prediction::default());
+    for (l, p) in table.iter_mut().enumerate().skip(start) {
+        p.packed = (l as u64) << 16;
+    }
 }
 
 /// Encodes one block of references (the body of a `0x92` record).
@@ -386,7 +390,14 @@ fn predicted<'a, const SMALL: bool>(
         // lets the compiler drop the bounds check.
         &mut small[usize::from(label) & 0x7F]
     } else {
-        state(table, label)
+        let label = usize::from(label);
+        if table.len() <= label {
+            grow(table, label as u16);
+        }
+        let Some(p) = table.get_mut(label) else {
+            unreachable!("the table grows with every new label")
+        };
+        p
     }
 }
 

@@ -682,23 +682,29 @@ mod tests {
         (emitted, general, sliced, fast)
     }
 
+    /// Asserts that both decoders give back `refs` from their block, and the same
+    /// as each other when the block is cut, or has a byte flipped, every `step`
+    /// bytes.
+    fn assert_both_decode(refs: &[RefRecord], step: usize, seed: u64) {
+        let mut body = Vec::new();
+        encode_block(refs, &mut body);
+        let (emitted, general, sliced, fast) = both(&body);
+        assert_eq!((&emitted[..], general), (refs, Ok(())));
+        assert_eq!((sliced, fast), (emitted, general));
+        for cut in (0..body.len()).step_by(step) {
+            let (emitted, general, sliced, fast) = both(&body[..cut]);
+            assert_eq!((sliced, fast), (emitted, general), "cut at {cut}");
+            let mut flipped = body.clone();
+            flipped[cut] ^= 0x80 | (seed as u8);
+            let (emitted, general, sliced, fast) = both(&flipped);
+            assert_eq!((sliced, fast), (emitted, general), "flipped at {cut}");
+        }
+    }
+
     #[test]
     fn runs_of_predicted_references_decode_as_one_at_a_time() {
         for seed in 1..9 {
-            let refs = strided_references(seed, 5000);
-            let mut body = Vec::new();
-            encode_block(&refs, &mut body);
-            let (emitted, general, sliced, fast) = both(&body);
-            assert_eq!((&emitted, general), (&refs, Ok(())));
-            assert_eq!((sliced, fast), (emitted, general));
-            for cut in (0..body.len()).step_by(61) {
-                let (emitted, general, sliced, fast) = both(&body[..cut]);
-                assert_eq!((sliced, fast), (emitted, general), "cut at {cut}");
-                let mut flipped = body.clone();
-                flipped[cut] ^= 0x80 | (seed as u8);
-                let (emitted, general, sliced, fast) = both(&flipped);
-                assert_eq!((sliced, fast), (emitted, general), "flipped at {cut}");
-            }
+            assert_both_decode(&strided_references(seed, 5000), 61, seed);
         }
     }
 
@@ -773,21 +779,7 @@ mod tests {
     #[test]
     fn the_slice_decoder_equals_the_general_one_on_any_block() {
         for seed in 1..20 {
-            let refs = random_references(seed, 3000);
-            let mut body = Vec::new();
-            encode_block(&refs, &mut body);
-            let (emitted, general, sliced, fast) = both(&body);
-            assert_eq!((&emitted, general), (&refs, Ok(())));
-            assert_eq!((sliced, fast), (emitted, general));
-            // Damaged: every cut, and flipped bytes.
-            for cut in (0..body.len()).step_by(97) {
-                let (emitted, general, sliced, fast) = both(&body[..cut]);
-                assert_eq!((sliced, fast), (emitted, general), "cut at {cut}");
-                let mut flipped = body.clone();
-                flipped[cut] ^= 0x80 | (seed as u8);
-                let (emitted, general, sliced, fast) = both(&flipped);
-                assert_eq!((sliced, fast), (emitted, general), "flipped at {cut}");
-            }
+            assert_both_decode(&random_references(seed, 3000), 97, seed);
         }
     }
 }

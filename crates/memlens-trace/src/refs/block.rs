@@ -10,6 +10,7 @@
 //! block stops, are the same either way (tested on random and damaged blocks).
 
 use crate::refs::bounds::{RefBounds, Tracked};
+use crate::refs::convert::{KIND_SHIFT, LABEL_SHIFT, SIZE_SHIFT};
 use crate::refs::{ConvertRef, RefKind, RefRecord};
 use crate::varint::{Cursor, put_u64, unzigzag, zigzag};
 
@@ -39,7 +40,7 @@ pub(super) struct Prediction {
 }
 
 /// The mask of the size in [`Prediction::packed`].
-const SIZE_BITS: u64 = 0xFFFF << 32;
+const SIZE_BITS: u64 = 0xFFFF << SIZE_SHIFT;
 
 impl Prediction {
     /// The state of `label` at the start of a block.
@@ -47,7 +48,7 @@ impl Prediction {
         Prediction {
             addr: 0,
             stride: 0,
-            packed: (label as u64) << 16,
+            packed: (label as u64) << LABEL_SHIFT,
         }
     }
 
@@ -56,7 +57,7 @@ impl Prediction {
     }
 
     pub(super) fn size(&self) -> u16 {
-        (self.packed >> 32) as u16
+        (self.packed >> SIZE_SHIFT) as u16
     }
 
     pub(super) fn region(&self) -> u16 {
@@ -64,7 +65,7 @@ impl Prediction {
     }
 
     fn set_size(&mut self, size: u16) {
-        self.packed = self.packed & !SIZE_BITS | u64::from(size) << 32;
+        self.packed = self.packed & !SIZE_BITS | u64::from(size) << SIZE_SHIFT;
     }
 
     fn set_region(&mut self, region: u16) {
@@ -76,7 +77,7 @@ impl Prediction {
     /// three 16-bit fields in bits 0–47, and the kind is two bits).
     #[inline(always)]
     fn packed_with(&self, op: u8) -> u64 {
-        self.packed | u64::from(op & 3) << 48
+        self.packed | u64::from(op & 3) << KIND_SHIFT
     }
 
     fn advance(&mut self, addr: u64) {
@@ -112,7 +113,7 @@ fn grow(table: &mut Vec<Prediction>, label: u16) {
     let start = table.len();
     table.resize(usize::from(label) + 1, Prediction::default());
     for (l, p) in table.iter_mut().enumerate().skip(start) {
-        p.packed = (l as u64) << 16;
+        p.packed = (l as u64) << LABEL_SHIFT;
     }
 }
 

@@ -4,6 +4,13 @@
 
 use crate::refs::{RefKind, RefRecord};
 
+/// Where [`RefRecord::pack`] puts the label, the size and the kind (the region is
+/// in the low 16 bits): the one statement of the packed word's layout, which the
+/// block decoder's prediction states keep too.
+pub(super) const LABEL_SHIFT: u32 = 16;
+pub(super) const SIZE_SHIFT: u32 = 32;
+pub(super) const KIND_SHIFT: u32 = 48;
+
 impl RefRecord {
     /// The fields beside the address packed in one word, as the block decoder's
     /// fast loop hands them to [`ConvertRef::convert_packed`]: the region in bits
@@ -12,9 +19,9 @@ impl RefRecord {
     /// label, size, kind, on a little-endian machine).
     pub fn pack(&self) -> u64 {
         u64::from(self.region)
-            | u64::from(self.label) << 16
-            | u64::from(self.size) << 32
-            | (self.kind as u64) << 48
+            | u64::from(self.label) << LABEL_SHIFT
+            | u64::from(self.size) << SIZE_SHIFT
+            | (self.kind as u64) << KIND_SHIFT
     }
 
     /// The record of `addr` and the fields [`RefRecord::pack`] packed.
@@ -22,10 +29,10 @@ impl RefRecord {
     pub fn unpack(addr: u64, packed: u64) -> RefRecord {
         RefRecord {
             addr,
-            size: (packed >> 32) as u16,
-            kind: RefKind::from_bits((packed >> 48) as u8),
+            size: (packed >> SIZE_SHIFT) as u16,
+            kind: RefKind::from_bits((packed >> KIND_SHIFT) as u8),
             region: packed as u16,
-            label: (packed >> 16) as u16,
+            label: (packed >> LABEL_SHIFT) as u16,
         }
     }
 }

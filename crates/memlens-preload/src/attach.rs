@@ -33,7 +33,7 @@ use crate::attach_hooks::{self, ATTACHED};
 use crate::config::Config;
 use crate::recording::RECORDING;
 use crate::thread::{self, BUSY};
-use crate::{got, lifecycle, output, registry, session, wakeup, writer};
+use crate::{got, lifecycle, output, registry, rounds, session, wakeup};
 
 /// The state `memlens attach` reads from the process: one of the `STATE_*`
 /// values. Exported by name (the command finds it in the library's dynamic
@@ -343,9 +343,9 @@ fn end_session() {
     let was_recording = RECORDING.swap(false, Ordering::SeqCst);
     wait_for_hooks_to_leave();
     if was_recording {
-        wakeup::flush_and_wait(Some(wakeup::END_DETACH));
+        rounds::flush_and_wait(Some(wakeup::END_DETACH));
     }
-    writer::stop();
+    rounds::stop();
 }
 
 /// Detaches (the control thread, told to stop): see the module comment.

@@ -9,13 +9,13 @@
 //! | `MEMLENS_UNWIND` | `fp` or `dwarf` | `dwarf` |
 //! | `MEMLENS_MARK_EVERY` | periodic marks, e.g. `100ms`, `1s` | off |
 //! | `MEMLENS_CLOCK` | `monotonic` to avoid the TSC | TSC when the kernel uses it |
-//! | `MEMLENS_FLUSH_MS` | longest time events wait in memory | 100 |
+//! | `MEMLENS_FLUSH_MS` | longest time events wait in memory (a sampled recording without a writer thread: of the program's sampling, see `rounds.rs`) | 100 |
 //! | `MEMLENS_COMPRESS` | `0` to store chunks uncompressed | 1 |
 //! | `MEMLENS_LATENCY` | `1` to also record how long each allocator call took | off |
 //! | `MEMLENS_WRAPPERS` | allocation wrappers the user declared, one glob per line, written into the trace | none |
 //! | `MEMLENS_FREE_STACKS` | `1` to also record the call stack of every free | off |
 //! | `MEMLENS_MMAP` | `1` to also record the program's own `mmap`, `munmap` and `mremap` calls | off |
-//! | `MEMLENS_SAMPLE` | record a Poisson sample by bytes, about one allocation per this many bytes (`512K`, `512KiB`: `memlens-vocab`'s size grammar; see `sampling.rs`); turns `MEMLENS_LATENCY` off | every allocation |
+//! | `MEMLENS_SAMPLE` | record a Poisson sample by bytes, about one allocation per this many bytes (`512K`, `512KiB`: `memlens-vocab`'s size grammar; see `sampling.rs`); turns `MEMLENS_LATENCY` off; no writer thread until the program starts one (`rounds.rs`) | every allocation |
 //! | `MEMLENS_SAMPLE_SEED` | a number that fixes the sampling's random draws (tests) | from the clock |
 
 use std::ffi::{CStr, OsString};

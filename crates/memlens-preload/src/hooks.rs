@@ -24,7 +24,9 @@
 //! forwards, subtracts its size from the thread's byte counter and returns; only
 //! one that reaches the counter is recorded (and its block remembered), and only
 //! frees of remembered blocks are. A `realloc` is a free of the old block (when it
-//! was sampled) and a sampling decision for the new one.
+//! was sampled) and a sampling decision for the new one. A sampled event may run
+//! the writer's round, before its hook returns, when the program has no writer
+//! thread (`rounds.rs`).
 
 use core::ffi::c_void;
 use core::sync::atomic::Ordering;
@@ -37,7 +39,7 @@ use crate::ring::CAPACITY;
 use crate::slot::{self, MAX_LATENCY_TICKS, Slot};
 use crate::stack;
 use crate::thread::{self, BUSY, ThreadState};
-use crate::{clock, lifecycle, registry, sampling, wakeup};
+use crate::{clock, lifecycle, registry, rounds, sampling, wakeup};
 
 #[inline(always)]
 fn timed() -> bool {
@@ -120,15 +122,22 @@ pub(crate) fn enter() -> Option<Guard<'static>> {
     Some(Guard { state, errno })
 }
 
-/// Waits until the ring has room for `n` slots, waking the writer. Recording
-/// is lossless: the thread waits as long as the writer makes progress; only
-/// if the ring stays full for two seconds (a wedged writer) does it give up
-/// and drop the event, so the program can never hang on the recorder.
+/// Waits until the ring has room for `n` slots, waking the writer (or, with
+/// no writer thread, running a round). Recording is lossless: the thread waits
+/// as long as the writer makes progress; only if the ring stays full for two
+/// seconds (a wedged writer) does it give up and drop the event, so the
+/// program can never hang on the recorder.
 #[cold]
 fn wait_for_room(state: &ThreadState, n: u64) -> bool {
     let deadline = clock::monotonic_ns() + 2_000_000_000;
     loop {
-        wakeup::wait_for_room(|| state.ring.has_room(n));
+        if !rounds::inline() {
+            wakeup::wait_for_room(|| state.ring.has_room(n));
+        } else if !rounds::round_now() {
+            // Another thread is running the round.
+            // SAFETY: sched_yield has no preconditions.
+            unsafe { libc::sched_yield() };
+        }
         if state.ring.has_room(n) {
             return true;
         }
@@ -324,6 +333,7 @@ fn record_sampled(p: *mut c_void, size: usize, func: AllocFn) {
     let stack = stack_id(g.state);
     let event = slot::encode_alloc::<false>(t, p as u64, size as u64, func, stack, 0);
     publish(g.state, &[event]);
+    rounds::round_if_due();
 }
 
 /// Forgets `p` if it is a sampled block; true when it was, and then its free is
@@ -346,6 +356,7 @@ fn take_sampled_slow(p: *mut c_void, t: u64) -> bool {
         0
     };
     publish(g.state, &[slot::encode_free(t, p as u64, 0, stack)]);
+    rounds::round_if_due();
     true
 }
 
@@ -377,6 +388,7 @@ fn realloc_sampled(p: *mut c_void, size: usize) -> *mut c_void {
             0
         };
         publish(g.state, &[slot::encode_free(t, p as u64, 0, stack)]);
+        rounds::round_if_due();
     }
     if !q.is_null() && sampled(size) {
         record_sampled(q, size, REALLOC_AS_ALLOC);

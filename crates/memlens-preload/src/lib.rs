@@ -8,14 +8,18 @@
 //!   blocks on the hot path, every hook forwards to the real allocator);
 //! - lossless: when a thread's ring is full it waits for the writer;
 //! - no lock and no shared atomic on the allocation path (per-thread rings,
-//!   per-thread stack interning, state found through initial-exec TLS);
-//! - crash-safe: complete chunks reach the file at least every 100 ms.
+//!   per-thread stack interning, state found through initial-exec TLS), but
+//!   in a sampled recording without a writer thread, where a sampled event
+//!   may run the writer's round when its lock is free (`rounds.rs`);
+//! - crash-safe: complete chunks reach the file at least every 100 ms (in a
+//!   sampled recording without a writer thread, every 100 ms of sampling).
 //!
 //! Map: `hooks` (the malloc family), `map_hooks` (`mmap`, `munmap`, `mremap`
 //! with `MEMLENS_MMAP=1`), `thread`/`registry` (per-thread state),
 //! `slot` (the 32-byte event slots) and `ring` (the SPSC ring of them),
 //! `stack`/`dwarf` (unwinding), `interning` (stack ids),
-//! `writer`/`ticks`/`output` (the writer thread and the file), `wakeup`
+//! `writer`/`ticks`/`output` (the writer and the file), `rounds` (the
+//! writer thread, or rounds run by the program's threads), `wakeup`
 //! (waking the writer, synchronous flushes), `modules` (the module map),
 //! `lifecycle` (start, fork, exec, exit, dlopen, marks), `real` (the next
 //! allocator and the bootstrap arena), `recording` (the process-wide
@@ -69,6 +73,7 @@ mod real;
 mod recording;
 mod registry;
 mod ring;
+mod rounds;
 mod sampling;
 mod session;
 mod slot;

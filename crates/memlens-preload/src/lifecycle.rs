@@ -19,7 +19,9 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use crate::config::Config;
 use crate::recording::{self, RECORDING};
 use crate::thread::{self, BUSY};
-use crate::{clock, dwarf, modules, output, real, registry, session, stack, wakeup, writer};
+use crate::{
+    clock, dwarf, modules, output, real, registry, rounds, session, stack, wakeup, writer,
+};
 
 static PID: AtomicU32 = AtomicU32::new(0);
 
@@ -50,6 +52,7 @@ static REAL_EXECV: AtomicUsize = AtomicUsize::new(0);
 static REAL_EXECVP: AtomicUsize = AtomicUsize::new(0);
 static REAL_EXECVPE: AtomicUsize = AtomicUsize::new(0);
 static REAL_FEXECVE: AtomicUsize = AtomicUsize::new(0);
+static REAL_PTHREAD_CREATE: AtomicUsize = AtomicUsize::new(0);
 
 fn resolve_into(slot: &AtomicUsize, name: &core::ffi::CStr) {
     // SAFETY: dlsym with a NUL-terminated name.
@@ -114,7 +117,9 @@ fn start_session(forked: bool, ppid: u32) -> bool {
     let info = process_info(config, pid, ppid, start_unix_ns);
     let w = writer::Writer::new(out, info, raw0, mono0);
     writer::install(w);
-    if writer::spawn() {
+    // A sampled recording writes from the program's threads until the
+    // program starts one of its own (see `rounds.rs`).
+    if rounds::start(config.sample_bytes > 0) {
         RECORDING.store(true, Ordering::Release);
         true
     } else {
@@ -197,8 +202,8 @@ pub fn start_attached(out: output::Output, mut attached: memlens_trace::Attached
     let mut w = writer::Writer::new(out, info, raw0, mono0);
     w.note(&memlens_trace::Meta::Attached(attached));
     writer::install(w);
-    if !writer::spawn() {
-        writer::stop();
+    if !rounds::start(false) {
+        rounds::stop();
         return false;
     }
     RECORDING.store(true, Ordering::Release);
@@ -238,6 +243,7 @@ pub fn start(our_malloc: *const ()) {
         (&REAL_EXECVP, c"execvp"),
         (&REAL_EXECVPE, c"execvpe"),
         (&REAL_FEXECVE, c"fexecve"),
+        (&REAL_PTHREAD_CREATE, c"pthread_create"),
     ] {
         resolve_into(slot, name);
     }
@@ -274,7 +280,7 @@ pub extern "C" fn fini() {
             let f: extern "C" fn() = unsafe { core::mem::transmute(freeres) };
             f();
         }
-        wakeup::flush_and_wait(Some(wakeup::END_EXIT));
+        rounds::flush_and_wait(Some(wakeup::END_EXIT));
         RECORDING.store(false, Ordering::Release);
     }
 }
@@ -323,7 +329,7 @@ extern "C" fn fork_child() {
 #[unsafe(no_mangle)]
 pub extern "C" fn _exit(status: c_int) -> ! {
     if is_our_process() {
-        wakeup::flush_and_wait(Some(wakeup::END_UNDERSCORE_EXIT));
+        rounds::flush_and_wait(Some(wakeup::END_UNDERSCORE_EXIT));
     }
     // SAFETY: exit_group never returns.
     unsafe { libc::syscall(libc::SYS_exit_group, status) };
@@ -345,7 +351,7 @@ fn before_exec() {
         return;
     }
     session::add_mark(clock::now_raw(), gettid(), "exec".into());
-    wakeup::flush_and_wait(None);
+    rounds::flush_and_wait(None);
 }
 
 macro_rules! forward {
@@ -422,6 +428,37 @@ pub unsafe extern "C" fn fexecve(
     let f = forward!(REAL_FEXECVE, FexecveFn);
     // SAFETY: forwarding.
     unsafe { f(fd, argv, envp) }
+}
+
+type PthreadCreateFn = unsafe extern "C" fn(
+    *mut libc::pthread_t,
+    *const libc::pthread_attr_t,
+    extern "C" fn(*mut c_void) -> *mut c_void,
+    *mut c_void,
+) -> c_int;
+
+/// `pthread_create`: a sampled recording whose rounds the program's threads
+/// run starts its writer thread first (see `rounds.rs`); then the program's
+/// thread starts as it would. (The writer thread's own creation comes here
+/// too, and only forwards.)
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_create(
+    thread: *mut libc::pthread_t,
+    attr: *const libc::pthread_attr_t,
+    start: extern "C" fn(*mut c_void) -> *mut c_void,
+    arg: *mut c_void,
+) -> c_int {
+    rounds::program_starts_thread();
+    if REAL_PTHREAD_CREATE.load(Ordering::Acquire) == 0 {
+        // Before start-up (a constructor that starts a thread), or attached.
+        resolve_into(&REAL_PTHREAD_CREATE, c"pthread_create");
+    }
+    let p = REAL_PTHREAD_CREATE.load(Ordering::Acquire);
+    if p == 0 {
+        return libc::EAGAIN;
+    }
+    // SAFETY: the next `pthread_create`, resolved by name; the caller's arguments.
+    unsafe { core::mem::transmute::<usize, PthreadCreateFn>(p)(thread, attr, start, arg) }
 }
 
 /// Records the module map right after a `dlopen`/`dlclose`, with the time

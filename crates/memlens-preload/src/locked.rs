@@ -1,8 +1,10 @@
 //! A value behind a plain pthread mutex that a forked child can take over.
 //!
 //! `std::sync::Mutex` cannot be reset in a forked child, where a thread that
-//! held it may no longer exist; this one can. None of these locks is ever
-//! taken on the allocation path.
+//! held it may no longer exist; this one can. No allocation waits for one of
+//! these locks: the only one an allocation hook takes is the writer's, with
+//! `try_with`, in a sampled recording that writes from the program's threads
+//! (`writer.rs`), at most every 10 ms.
 
 use core::cell::UnsafeCell;
 
@@ -33,6 +35,21 @@ impl<T> Locked<T> {
             let r = f(&mut *self.value.get());
             libc::pthread_mutex_unlock(self.lock.get());
             r
+        }
+    }
+
+    /// Runs `f` on the value if the lock is free now; `None` (and `f` not run)
+    /// when another thread, or this one further up its stack, holds it.
+    pub fn try_with<R>(&self, f: impl FnOnce(&mut T) -> R) -> Option<R> {
+        // SAFETY: the mutex serialises access to `value`; it is only used once
+        // taken.
+        unsafe {
+            if libc::pthread_mutex_trylock(self.lock.get()) != 0 {
+                return None;
+            }
+            let r = f(&mut *self.value.get());
+            libc::pthread_mutex_unlock(self.lock.get());
+            Some(r)
         }
     }
 
@@ -73,6 +90,11 @@ mod tests {
         let l = Locked::new(vec![1]);
         l.with(|v| v.push(2));
         assert_eq!(l.with(|v| v.clone()), [1, 2]);
+        // Held (here by this thread): `try_with` does not run.
+        l.lock();
+        assert_eq!(l.try_with(|v| v.len()), None);
+        l.unlock();
+        assert_eq!(l.try_with(|v| v.len()), Some(2));
         // A lock left taken (as a fork child can inherit it) is recovered.
         l.lock();
         l.reset(vec![3]);

@@ -1,6 +1,8 @@
 //! The futex words between the program's threads and the writer thread:
 //! waking the writer, asking it for a synchronous flush (and, at exit, for
-//! the end of the trace) and waiting, bounded, for its answer.
+//! the end of the trace) and waiting, bounded, for its answer. (A recording
+//! without a writer thread asks with [`request_flush`] and runs the round
+//! itself: `rounds.rs`.)
 //!
 //! Producers only ever call [`wake`] (rarely: when a ring fills up) and
 //! [`wait_for_room`] (when one is full: the writer wakes them as soon as it
@@ -99,12 +101,7 @@ pub fn room_made() {
 /// With `end` ([`END_EXIT`] or [`END_UNDERSCORE_EXIT`]), the trace is
 /// finished with an End record.
 pub fn flush_and_wait(end: Option<u32>) {
-    if let Some(how) = end {
-        END_RAW.store(clock::now_raw(), Ordering::Relaxed);
-        END_HOW.store(how, Ordering::Relaxed);
-        END_REQUESTED.store(true, Ordering::Release);
-    }
-    let generation = FLUSH_REQ.fetch_add(1, Ordering::AcqRel).wrapping_add(1);
+    let generation = request_flush(end);
     let deadline = clock::monotonic_ns() + 2_000_000_000;
     loop {
         wake();
@@ -117,6 +114,17 @@ pub fn flush_and_wait(end: Option<u32>) {
         }
         futex_wait(&FLUSH_DONE, done, 20_000_000);
     }
+}
+
+/// Asks for a flush (and with `end`, the end of the trace after it) without
+/// waking the writer thread: the next round answers it. Returns the request.
+pub fn request_flush(end: Option<u32>) -> u32 {
+    if let Some(how) = end {
+        END_RAW.store(clock::now_raw(), Ordering::Relaxed);
+        END_HOW.store(how, Ordering::Relaxed);
+        END_REQUESTED.store(true, Ordering::Release);
+    }
+    FLUSH_REQ.fetch_add(1, Ordering::AcqRel).wrapping_add(1)
 }
 
 /// Writer: the wake-up count, to pass to [`sleep`] after a round.

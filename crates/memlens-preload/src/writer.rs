@@ -1,16 +1,17 @@
-//! The writer thread: drains every thread's ring, turns raw slots into
-//! trace records, and writes checksummed chunks to the trace file.
+//! The writer: drains every thread's ring, turns raw slots into trace
+//! records, and writes checksummed chunks to the trace file. Who runs its
+//! rounds (its own thread, or in a sampled recording the program's threads)
+//! is `rounds.rs`'s.
 //!
-//! It runs every 10 ms (sooner when a producer's ring fills), maps each
+//! A round runs every 10 ms (sooner when a producer's ring fills), maps each
 //! thread's local stack ids to global ids in the trace's prefix tree,
 //! converts raw ticks to nanoseconds, writes module loads/unloads, thread
 //! names, marks and periodic marks, and closes every open chunk at least
 //! every `MEMLENS_FLUSH_MS` (100 ms), so a SIGKILL loses at most that much.
-//! Threads that call `exit`, `_exit` or `exec` ask it for a synchronous
-//! flush and wait (bounded) for the answer.
+//! Threads that call `exit`, `_exit` or `exec` ask for a synchronous flush
+//! and wait (bounded) for the answer.
 
-use core::ffi::c_void;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::Ordering;
 use rustc_hash::FxHashMap as HashMap;
 
 use memlens_trace::format::ChunkKind;
@@ -19,7 +20,7 @@ use memlens_trace::{ChunkBuilder, Event, Meta, Module};
 use crate::locked::Locked;
 use crate::output::{self, Output};
 use crate::slot::{Decoder, Record};
-use crate::thread::{self, BUSY, ThreadState};
+use crate::thread::ThreadState;
 use crate::ticks::TickConverter;
 use crate::{clock, modules, recording, registry, sampling, session, wakeup};
 
@@ -36,6 +37,22 @@ pub fn install(w: Writer) {
 /// Runs `f` on the writer, if there is one.
 pub fn with_writer<R>(f: impl FnOnce(&mut Writer) -> R) -> Option<R> {
     WRITER.with(|slot| slot.as_mut().map(f))
+}
+
+/// Runs `f` on the writer, if there is one and no round is under way.
+pub fn try_with_writer<R>(f: impl FnOnce(&mut Writer) -> R) -> Option<R> {
+    WRITER.try_with(|slot| slot.as_mut().map(f)).flatten()
+}
+
+/// Takes the writer out (the session ends: `rounds::stop`).
+pub fn take() -> Option<Writer> {
+    WRITER.with(Option::take)
+}
+
+/// Closes the trace's descriptor of a writer taken out.
+pub fn close(w: Writer) {
+    // SAFETY: closing the trace's descriptor, which only the writer used.
+    unsafe { libc::close(w.out.fd) };
 }
 
 /// `fork` prepare: hold the writer's lock (waiting for a round to end).
@@ -620,79 +637,5 @@ fn human_ns(ns: u64) -> String {
         format!("{}ms", ns / 1_000_000)
     } else {
         format!("{}us", ns / 1_000)
-    }
-}
-
-/// The writer thread's body.
-pub extern "C" fn writer_main(_arg: *mut c_void) -> *mut c_void {
-    thread::set_current(BUSY);
-    // Signals go to the program's threads, never to ours.
-    // SAFETY: blocking all signals for this thread only.
-    unsafe {
-        let mut all: libc::sigset_t = core::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &all, core::ptr::null_mut());
-        libc::prctl(
-            libc::PR_SET_NAME,
-            c"memlens-writer".as_ptr() as libc::c_ulong,
-            0,
-            0,
-            0,
-        );
-    }
-    while !STOP.load(Ordering::Acquire) {
-        let seen = wakeup::wake_count();
-        with_writer(|w| w.round());
-        let pending = wakeup::flush_pending(wakeup::flush_requested());
-        if !pending && wakeup::wake_count() == seen {
-            wakeup::sleep(seen, 10_000_000);
-        }
-    }
-    RUNNING.store(false, Ordering::Release);
-    core::ptr::null_mut()
-}
-
-/// Asks the writer thread to leave its loop ([`stop`]).
-static STOP: AtomicBool = AtomicBool::new(false);
-/// True from [`spawn`] until the writer thread has left its loop.
-static RUNNING: AtomicBool = AtomicBool::new(false);
-
-/// Ends an attached session's writer (`memlens detach`; the trace has been
-/// finished by a flush with its end): stops the thread (waiting at most two
-/// seconds), then closes the trace and drops the writer.
-pub fn stop() {
-    STOP.store(true, Ordering::Release);
-    let deadline = clock::monotonic_ns() + 2_000_000_000;
-    while RUNNING.load(Ordering::Acquire) && clock::monotonic_ns() < deadline {
-        wakeup::wake();
-        // SAFETY: usleep has no preconditions.
-        unsafe { libc::usleep(1_000) };
-    }
-    if RUNNING.load(Ordering::Acquire) {
-        // A wedged writer keeps its state; it never touches a new one.
-        return;
-    }
-    if let Some(w) = WRITER.with(Option::take) {
-        // SAFETY: closing the trace's descriptor, which only the writer used.
-        unsafe { libc::close(w.out.fd) };
-    }
-    STOP.store(false, Ordering::Release);
-}
-
-/// Starts the writer thread; false if it could not be created.
-pub fn spawn() -> bool {
-    RUNNING.store(true, Ordering::Release);
-    // SAFETY: plain pthread creation with a static entry point.
-    unsafe {
-        let mut tid: libc::pthread_t = 0;
-        let mut attr: libc::pthread_attr_t = core::mem::zeroed();
-        libc::pthread_attr_init(&mut attr);
-        libc::pthread_attr_setdetachstate(&mut attr, libc::PTHREAD_CREATE_DETACHED);
-        let r = libc::pthread_create(&mut tid, &attr, writer_main, core::ptr::null_mut());
-        libc::pthread_attr_destroy(&mut attr);
-        if r != 0 {
-            RUNNING.store(false, Ordering::Release);
-        }
-        r == 0
     }
 }

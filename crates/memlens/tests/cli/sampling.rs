@@ -3,18 +3,20 @@
 //! 20 seeds of a known workload's totals and per-site bytes is within 2 % of the
 //! truth), a single run's top sites are within 10 % of an unsampled run's on a
 //! request-serving program and on alloc-bench, and every output says that it shows
-//! estimates. The unsampled counts are guarded by `heaptrack_counts.rs`.
+//! estimates; a single-threaded program is sampled without a writer thread, and
+//! loses nothing by it. The unsampled counts are guarded by `heaptrack_counts.rs`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::support::{
-    FRAME_POINTER_FLAGS, Lang, Summary, alloc_bench_source, compile, memlens, record, run, summary,
-    test_dir,
+    FRAME_POINTER_FLAGS, Lang, Recorded, Summary, alloc_bench_source, compile, memlens, record,
+    run, summary, test_dir,
 };
 
 const SAMPLED_SIZES: &str = include_str!("../programs/sampled_sizes.c");
 const SERVER: &str = include_str!("../heap_programs/server.c");
+const SAMPLED_THREADS: &str = include_str!("../programs/sampled_threads.c");
 
 /// Records `argv` in `dir` to `name`, sampled with `sample` and `seed` when given.
 fn record_to(dir: &Path, name: &str, argv: &[&str], sample: Option<(&str, u64)>) -> Summary {
@@ -186,4 +188,85 @@ fn alloc_bench_sampled_at_512_kib_shows_its_top_sites_within_ten_percent() {
     let full = record_to(dir.path(), "full.mlens", &argv, None);
     let sampled = record_to(dir.path(), "sampled.mlens", &argv, Some(("512K", 3)));
     top_sites_agree("alloc-bench", &full, &sampled, 3);
+}
+
+/// The thread counts `sampled_threads` printed (`threads=K` lines).
+fn thread_counts(recorded: &Recorded) -> Vec<u32> {
+    assert_eq!(recorded.run.code, 0, "{}", recorded.run.stderr);
+    recorded
+        .run
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("threads=")?.parse().ok())
+        .collect()
+}
+
+#[test]
+fn a_single_threaded_program_is_sampled_without_a_writer_thread_and_loses_nothing() {
+    let dir = test_dir("sampling-inline");
+    let program = compile(
+        dir.path(),
+        "sampled_threads",
+        Lang::C,
+        SAMPLED_THREADS,
+        FRAME_POINTER_FLAGS,
+    );
+    let program = program.to_str().expect("UTF-8");
+    // 300 000 blocks: more events than a ring holds between two rounds, so the
+    // program's thread also runs rounds to make room.
+    let argv = [program, "300000", "_exit"];
+    let full = record(
+        dir.path(),
+        &["-q", "--force", "-o", "full.mlens"],
+        &argv,
+        &[],
+    );
+    assert_eq!(
+        thread_counts(&full),
+        [2],
+        "every allocation: the writer thread runs"
+    );
+    // One byte: every block is sampled, so the counts are exact.
+    let options = ["-q", "--force", "--sample", "1", "-o", "every.mlens"];
+    let every = record(dir.path(), &options, &argv, &[("MEMLENS_SAMPLE_SEED", "1")]);
+    assert_eq!(thread_counts(&every), [1], "sampled: no writer thread");
+    let (full, every) = (
+        summary(&dir.path().join("full.mlens")),
+        summary(&dir.path().join("every.mlens")),
+    );
+    assert!(every.complete(), "{}", every.json);
+    for key in ["allocations", "frees", "allocated_bytes"] {
+        assert_eq!(every.get(key), full.get(key), "{key}");
+    }
+    let trace = dir.path().join("every.mlens");
+    let text = stdout_of(&["summary", trace.to_str().expect("UTF-8")]);
+    assert!(text.contains("ended by _exit"), "{text}");
+}
+
+#[test]
+fn a_sampled_program_that_starts_a_thread_gets_the_writer_thread_then() {
+    let dir = test_dir("sampling-thread-starts");
+    let program = compile(
+        dir.path(),
+        "sampled_threads",
+        Lang::C,
+        SAMPLED_THREADS,
+        FRAME_POINTER_FLAGS,
+    );
+    let argv = [program.to_str().expect("UTF-8"), "200000", "exit", "thread"];
+    let options = ["-q", "--force", "--sample", "1", "-o", "t.mlens"];
+    let recorded = record(dir.path(), &options, &argv, &[("MEMLENS_SAMPLE_SEED", "2")]);
+    // One thread while the program has one; the program's joined thread gone,
+    // the writer thread stays.
+    assert_eq!(thread_counts(&recorded), [1, 2]);
+    let s = summary(&dir.path().join("t.mlens"));
+    assert!(s.complete(), "{}", s.json);
+    assert_eq!(s.get("threads"), 2);
+    // Both threads' 200 000 blocks, and the few of stdio and opendir.
+    let allocations = s.get("allocations");
+    assert!(
+        (400_000..400_020).contains(&allocations),
+        "{allocations} allocations"
+    );
+    assert_eq!(s.get("frees") + s.get("leaked_allocations"), allocations);
 }

@@ -303,6 +303,7 @@ extern "C" fn fork_parent() {
 extern "C" fn fork_child() {
     let parent = PID.load(Ordering::Relaxed);
     writer::after_fork_child();
+    rounds::after_fork_child();
     session::after_fork_child();
     let state = thread::current();
     let survivor = if state.is_null() || state == BUSY {

@@ -4,7 +4,7 @@
 //! held it may no longer exist; this one can. No allocation waits for one of
 //! these locks: the only one an allocation hook takes is the writer's, with
 //! `try_with`, in a sampled recording that writes from the program's threads
-//! (`writer.rs`), at most every 10 ms.
+//! (`rounds.rs`), at most every 10 ms.
 
 use core::cell::UnsafeCell;
 

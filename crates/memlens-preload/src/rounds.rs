@@ -6,9 +6,9 @@
 //! A sampled recording (`MEMLENS_SAMPLE`) writes a few thousand events a
 //! second, and there the thread itself is the cost: glibc's allocator takes
 //! its single-threaded fast paths (no atomic operations on its bins and
-//! arenas) only while the process has one thread, so a writer thread alone
-//! made a single-threaded program's allocations 8 % slower (alloc-bench),
-//! where the sampling hooks cost 2 %. So a sampled recording starts
+//! arenas) only while the process has one thread, so a writer thread alone,
+//! idle, made a single-threaded program 8 % slower (alloc-bench), more than
+//! the sampling hooks themselves cost. So a sampled recording starts
 //! **inline**: no writer thread; a hook that records a sampled event runs a
 //! round itself when the last one is 10 ms old (taking the writer's lock only
 //! if it is free), a thread whose ring is full runs one instead of waiting,
@@ -70,6 +70,13 @@ pub fn program_starts_thread() {
     }
 }
 
+/// A forked child has no writer thread, and runs no rounds until its own
+/// session (if it records) starts them.
+pub fn after_fork_child() {
+    INLINE.store(false, Ordering::Release);
+    RUNNING.store(false, Ordering::Release);
+}
+
 /// Inline: a hook that has just recorded a sampled event (inside its guard,
 /// so what the round allocates is not recorded) runs a round when one is
 /// due and no other thread is running one.
@@ -84,9 +91,9 @@ pub fn round_if_due() {
     }
 }
 
-/// Inline: runs a round unless another thread is running one; true when it ran.
+/// Inline: runs a round unless one is under way; false only then.
 pub fn round_now() -> bool {
-    writer::try_with_writer(|w| w.round()).is_some()
+    writer::try_round()
 }
 
 /// Writes everything recorded so far, ending the trace after it with `end`

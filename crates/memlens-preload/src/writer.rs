@@ -39,9 +39,17 @@ pub fn with_writer<R>(f: impl FnOnce(&mut Writer) -> R) -> Option<R> {
     WRITER.with(|slot| slot.as_mut().map(f))
 }
 
-/// Runs `f` on the writer, if there is one and no round is under way.
-pub fn try_with_writer<R>(f: impl FnOnce(&mut Writer) -> R) -> Option<R> {
-    WRITER.try_with(|slot| slot.as_mut().map(f)).flatten()
+/// Runs a round unless one is under way (on another thread, or further up
+/// this one's stack); false only then (true when there is no writer: there
+/// is nothing to wait for).
+pub fn try_round() -> bool {
+    WRITER
+        .try_with(|slot| {
+            if let Some(w) = slot.as_mut() {
+                w.round();
+            }
+        })
+        .is_some()
 }
 
 /// Takes the writer out (the session ends: `rounds::stop`).

@@ -190,6 +190,17 @@ fn alloc_bench_sampled_at_512_kib_shows_its_top_sites_within_ten_percent() {
     top_sites_agree("alloc-bench", &full, &sampled, 3);
 }
 
+/// `programs/sampled_threads.c`, built in `dir`.
+fn sampled_threads(dir: &Path) -> PathBuf {
+    compile(
+        dir,
+        "sampled_threads",
+        Lang::C,
+        SAMPLED_THREADS,
+        FRAME_POINTER_FLAGS,
+    )
+}
+
 /// The thread counts `sampled_threads` printed (`threads=K` lines).
 fn thread_counts(recorded: &Recorded) -> Vec<u32> {
     assert_eq!(recorded.run.code, 0, "{}", recorded.run.stderr);
@@ -204,13 +215,7 @@ fn thread_counts(recorded: &Recorded) -> Vec<u32> {
 #[test]
 fn a_single_threaded_program_is_sampled_without_a_writer_thread_and_loses_nothing() {
     let dir = test_dir("sampling-inline");
-    let program = compile(
-        dir.path(),
-        "sampled_threads",
-        Lang::C,
-        SAMPLED_THREADS,
-        FRAME_POINTER_FLAGS,
-    );
+    let program = sampled_threads(dir.path());
     let program = program.to_str().expect("UTF-8");
     // 300 000 blocks: more events than a ring holds between two rounds, so the
     // program's thread also runs rounds to make room.
@@ -246,13 +251,7 @@ fn a_single_threaded_program_is_sampled_without_a_writer_thread_and_loses_nothin
 #[test]
 fn a_sampled_program_that_starts_a_thread_gets_the_writer_thread_then() {
     let dir = test_dir("sampling-thread-starts");
-    let program = compile(
-        dir.path(),
-        "sampled_threads",
-        Lang::C,
-        SAMPLED_THREADS,
-        FRAME_POINTER_FLAGS,
-    );
+    let program = sampled_threads(dir.path());
     let argv = [program.to_str().expect("UTF-8"), "200000", "exit", "thread"];
     let options = ["-q", "--force", "--sample", "1", "-o", "t.mlens"];
     let recorded = record(dir.path(), &options, &argv, &[("MEMLENS_SAMPLE_SEED", "2")]);

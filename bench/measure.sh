@@ -2,6 +2,7 @@
 # CMD with stdout to $out/NAME.out and stderr to $out/NAME.err, and writes
 # "SECONDS PEAK_RSS_KIB" to $out/NAME.time (GNU time when installed, else Python's
 # getrusage of the one child). The caller sets $out; a failing CMD ends the script.
+# `interleaved` (below) times commands side by side with hyperfine, in rounds.
 
 if [ -x /usr/bin/time ]; then
     measure() {
@@ -26,3 +27,37 @@ sys.exit(code)
 PY
     }
 fi
+
+# `interleaved JSON ROUNDS ARGS…` runs `hyperfine ARGS…` (its -n names, commands,
+# --prepare…) ROUNDS times, each round one run of every command, one after the other,
+# after a warm-up round, and writes to JSON what hyperfine's --export-json would have
+# for them: per command the median wall time over the rounds ("median") and the median
+# CPU time, user + system ("cpu"). A shared machine's load comes and goes over seconds:
+# hyperfine's own runs take all of a command's runs before the next command's, which
+# mixes that drift into the ratios between commands; rounds spread every command over
+# the same stretch of time.
+interleaved() {
+    local json=$1 rounds=$2; shift 2
+    hyperfine -N -r 1 --style none "$@" >/dev/null 2>&1 \
+        || { echo "bench: hyperfine failed: $*" >&2; exit 1; }
+    local r
+    for r in $(seq "$rounds"); do
+        hyperfine -N -r 1 --style none --export-json "$json.$r" "$@" >/dev/null 2>&1 \
+            || { echo "bench: hyperfine failed: $*" >&2; exit 1; }
+    done
+    python3 - "$json" "$rounds" <<'PY'
+import json, statistics, sys
+out, n = sys.argv[1], int(sys.argv[2])
+rounds = [json.load(open(f"{out}.{r}"))["results"] for r in range(1, n + 1)]
+merged = []
+for i, first in enumerate(rounds[0]):
+    runs = [results[i] for results in rounds]
+    merged.append({
+        "command": first["command"],
+        "median": statistics.median(r["times"][0] for r in runs),
+        "cpu": statistics.median(r["user"] + r["system"] for r in runs),
+        "times": [r["times"][0] for r in runs],
+    })
+json.dump({"results": merged}, open(out, "w"))
+PY
+}

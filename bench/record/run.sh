@@ -3,20 +3,21 @@
 # unwinding and --unwind fp) against heaptrack and the program alone on the
 # shared workload ../shared/bench/alloc-bench.c (5 M allocation calls, mixed
 # sizes), built with and without frame pointers, 1 and 2 threads, measured side
-# by side in one run with hyperfine (wall-clock medians, and CPU time: user +
-# system, hyperfine's means, of the command and its children, which is what
-# the recorder's writer thread competes for on a small machine); the cost of
+# by side in one run with hyperfine, in RUNS rounds of one run of each command
+# (`interleaved`, bench/measure.sh: wall-clock medians, and CPU time medians: user +
+# system of the command and its children, which is what the recorder's writer
+# thread competes for on a small machine); the cost of
 # the line `record` prints after the run; Debian's perl; then trace size and the speed of `memlens summary`
 # against `heaptrack_print` on the same recordings.
 #
-# Usage: bench/record/run.sh [OPS] [RUNS]      (defaults: 5000000 5)
+# Usage: bench/record/run.sh [OPS] [RUNS]      (defaults: 5000000 7)
 # Needs: hyperfine, heaptrack (Debian packages), a release build of memlens
 # (the script runs `cargo build --release` first). Prints ratios.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 ops=${1:-5000000}
-runs=${2:-5}
+runs=${2:-7}
 src="$root/../shared/bench/alloc-bench.c"
 [ -f "$src" ] || { echo "bench: $src not found (the shared workload lives beside the repository)" >&2; exit 1; }
 for tool in hyperfine heaptrack heaptrack_print; do
@@ -33,21 +34,23 @@ trap 'rm -rf "$out"' EXIT
 cc -O2 -g -fno-omit-frame-pointer -pthread "$src" -o "$out/bench"
 cc -O2 -g -fomit-frame-pointer -pthread "$src" -o "$out/bench-nofp"
 
+# The timings: `interleaved` rounds (bench/measure.sh), each command's median wall
+# time and median CPU time (user + system of the command and its children).
+. "$root/bench/measure.sh"
 median() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['median']) for r in d['results']))" "$1"; }
-# CPU time of each command (user + system, means over the runs).
-cpu() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['user'] + r['system']) for r in d['results']))" "$1"; }
+cpu() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['cpu']) for r in d['results']))" "$1"; }
 
 # Every memlens line is the whole command a user runs: `memlens record`, with its
 # default (DWARF) unwinding and with `--unwind fp`.
 for build in bench bench-nofp; do
     for threads in 1 2; do
-        echo "== alloc-bench ($build), $threads thread(s), $ops calls, $runs runs each, one command after the other (hyperfine)"
-        hyperfine -N -w 1 -r "$runs" --export-json "$out/t.json" --style basic \
+        echo "== alloc-bench ($build), $threads thread(s), $ops calls, $runs rounds of one run of each command (hyperfine)"
+        interleaved "$out/t.json" "$runs" \
             --prepare "sh -c 'rm -rf $out/rec && mkdir -p $out/rec'" \
             -n native "$out/$build $threads $ops" \
             -n "memlens (default: dwarf)" "$memlens record -q -f -o $out/rec/m.mlens -- $out/$build $threads $ops" \
             -n "memlens --unwind fp" "$memlens record -q -f --unwind fp -o $out/rec/m.mlens -- $out/$build $threads $ops" \
-            -n heaptrack "heaptrack -o $out/rec/ht $out/$build $threads $ops" >/dev/null
+            -n heaptrack "heaptrack -o $out/rec/ht $out/$build $threads $ops"
         read -r native mem fp ht < <(median "$out/t.json")
         read -r cnative cmem cfp cht < <(cpu "$out/t.json")
         python3 - "$native" "$mem" "$fp" "$ht" "$cnative" "$cmem" "$cfp" "$cht" "$threads" <<'PY'
@@ -64,9 +67,9 @@ PY
 done
 
 echo "== the line after the run: memlens record against record -q (1 thread, target <= 1.10x)"
-hyperfine -N -w 1 -r "$runs" --export-json "$out/q.json" --style basic \
+interleaved "$out/q.json" "$runs" \
     -n "record -q" "$memlens record -q -f -o $out/q.mlens -- $out/bench 1 $ops" \
-    -n "record" "$memlens record -f -o $out/q.mlens -- $out/bench 1 $ops" >/dev/null
+    -n "record" "$memlens record -f -o $out/q.mlens -- $out/bench 1 $ops"
 read -r quiet loud < <(median "$out/q.json")
 python3 -c "import sys; q,l=map(float,sys.argv[1:]); print(f'  record -q {q:.3f} s, record {l:.3f} s: {l/q:.2f}x')" "$quiet" "$loud"
 
@@ -74,10 +77,10 @@ if command -v perl >/dev/null; then
     script='my %h; for my $i (1..300000) { $h{"k$i"} = "v" x ($i % 50) } print scalar(keys %h), "\n"'
     echo "== Debian's perl (no frame pointers), a hash of 300000 keys"
     mkdir -p "$out/rec"
-    hyperfine -N -w 1 -r "$runs" --export-json "$out/p.json" --style basic \
+    interleaved "$out/p.json" "$runs" \
         -n native "perl -e '$script'" \
         -n memlens "$memlens record -q -f -o $out/p.mlens -- perl -e '$script'" \
-        -n heaptrack "heaptrack -o $out/rec/htp perl -e '$script'" >/dev/null
+        -n heaptrack "heaptrack -o $out/rec/htp perl -e '$script'"
     read -r native mem ht < <(median "$out/p.json")
     python3 -c "import sys; n,m,h=map(float,sys.argv[1:]); print(f'  native {n:.3f} s, memlens {m:.3f} s ({m/n:.2f}x), heaptrack {h:.3f} s ({h/n:.2f}x); memlens/heaptrack {m/h:.2f}')" "$native" "$mem" "$ht"
 fi
@@ -95,10 +98,10 @@ python3 -c "import sys; e,b,h=map(int,sys.argv[1:]); print(f'  memlens: {b} byte
 # A summary of 5 M events or more is kept in the trace's index, and read from there
 # the next time: each run here reads the events, as heaptrack_print does.
 echo "== analysis: memlens summary vs heaptrack_print on the same run (the events read, the index removed before each run)"
-hyperfine -N -w 1 -r "$runs" --export-json "$out/s.json" --style basic \
+interleaved "$out/s.json" "$runs" \
     --prepare "rm -f $trace.mlidx" \
     -n "memlens summary" "$memlens summary $trace" \
-    -n heaptrack_print "heaptrack_print $(ls "$out"/rec/ht*.zst)" >/dev/null
+    -n heaptrack_print "heaptrack_print $(ls "$out"/rec/ht*.zst)"
 read -r ms hp < <(median "$out/s.json")
 python3 -c "import sys; e=int(sys.argv[1]); m,h=map(float,sys.argv[2:]); print(f'  memlens summary {m:.3f} s = {e/m/1e6:.1f} M events/s (target >= 30); heaptrack_print {h:.3f} s = {e/h/1e6:.1f} M events/s; ratio {h/m:.2f}x')" "$events" "$ms" "$hp"
 rm -f "$trace.mlidx"

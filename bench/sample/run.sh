@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sampled recording benchmark (`memlens record --sample BYTES`): the slowdown of the
-# whole command against the program alone, side by side in one hyperfine run with the
+# whole command against the program alone, side by side in one run (rounds of one
+# hyperfine run of each command, bench/measure.sh `interleaved`) with the
 # full recording and heaptrack, on the shared workload ../shared/bench/alloc-bench.c
 # (1 thread, OPS allocation calls) and on the request-serving program
 # crates/memlens/tests/heap_programs/server.c (2 threads); then the accuracy of the
@@ -33,19 +34,21 @@ cc -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -pthread \
     "$root/crates/memlens/tests/heap_programs/server.c" -o "$out/server"
 requests=$((ops / 8))
 
+# The timings: `interleaved` rounds (bench/measure.sh), each command's median wall
+# time and median CPU time (user + system).
+. "$root/bench/measure.sh"
 median() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['median']) for r in d['results']))" "$1"; }
-# CPU time of each command (user + system, means over the runs).
-cpu() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['user'] + r['system']) for r in d['results']))" "$1"; }
+cpu() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['cpu']) for r in d['results']))" "$1"; }
 
 timing() {
     local name=$1; shift
-    echo "== $name: $*, $runs runs each, one command after the other (hyperfine)"
-    hyperfine -N -w 1 -r "$runs" --export-json "$out/t.json" --style basic \
+    echo "== $name: $*, $runs rounds of one run of each command (hyperfine)"
+    interleaved "$out/t.json" "$runs" \
         --prepare "sh -c 'rm -rf $out/rec && mkdir -p $out/rec'" \
         -n native "$*" \
         -n "memlens --sample $sample" "$memlens record -q -f --sample $sample -o $out/rec/s.mlens -- $*" \
         -n "memlens (every allocation)" "$memlens record -q -f -o $out/rec/m.mlens -- $*" \
-        -n heaptrack "heaptrack -o $out/rec/ht $*" >/dev/null
+        -n heaptrack "heaptrack -o $out/rec/ht $*"
     read -r native sampled full ht < <(median "$out/t.json")
     read -r cnative csampled cfull cht < <(cpu "$out/t.json")
     python3 - "$native" "$sampled" "$full" "$ht" "$cnative" "$csampled" "$cfull" "$cht" "$sample" <<'PY'

@@ -2,7 +2,8 @@
 # CMD with stdout to $out/NAME.out and stderr to $out/NAME.err, and writes
 # "SECONDS PEAK_RSS_KIB" to $out/NAME.time (GNU time when installed, else Python's
 # getrusage of the one child). The caller sets $out; a failing CMD ends the script.
-# `interleaved` (below) times commands side by side with hyperfine, in rounds.
+# `interleaved` (below) times commands side by side with hyperfine, in rounds, and
+# `median` and `cpu` read its results.
 
 if [ -x /usr/bin/time ]; then
     measure() {
@@ -61,3 +62,9 @@ for i, first in enumerate(rounds[0]):
 json.dump({"results": merged}, open(out, "w"))
 PY
 }
+
+# `median JSON` and `cpu JSON`: each command's median wall time, and median CPU time
+# (user + system of the command and its children), from `interleaved`'s JSON, in the
+# commands' order on one line.
+median() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['median']) for r in d['results']))" "$1"; }
+cpu() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['cpu']) for r in d['results']))" "$1"; }

@@ -34,11 +34,8 @@ trap 'rm -rf "$out"' EXIT
 cc -O2 -g -fno-omit-frame-pointer -pthread "$src" -o "$out/bench"
 cc -O2 -g -fomit-frame-pointer -pthread "$src" -o "$out/bench-nofp"
 
-# The timings: `interleaved` rounds (bench/measure.sh), each command's median wall
-# time and median CPU time (user + system of the command and its children).
+# The timings: `interleaved` rounds, read back by `median` and `cpu` (bench/measure.sh).
 . "$root/bench/measure.sh"
-median() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['median']) for r in d['results']))" "$1"; }
-cpu() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['cpu']) for r in d['results']))" "$1"; }
 
 # Every memlens line is the whole command a user runs: `memlens record`, with its
 # default (DWARF) unwinding and with `--unwind fp`.

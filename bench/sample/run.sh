@@ -34,11 +34,8 @@ cc -O2 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -pthread \
     "$root/crates/memlens/tests/heap_programs/server.c" -o "$out/server"
 requests=$((ops / 8))
 
-# The timings: `interleaved` rounds (bench/measure.sh), each command's median wall
-# time and median CPU time (user + system).
+# The timings: `interleaved` rounds, read back by `median` and `cpu` (bench/measure.sh).
 . "$root/bench/measure.sh"
-median() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['median']) for r in d['results']))" "$1"; }
-cpu() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(' '.join(str(r['cpu']) for r in d['results']))" "$1"; }
 
 timing() {
     local name=$1; shift
